@@ -1,0 +1,2 @@
+"""firecy: fast interpretable rule extraction from tree ensembles."""
+__version__ = "0.1.0"
