@@ -24,6 +24,9 @@ cdef class Penalty:
     # coordinates of a block are independent (prox and subdifferential act
     # coordinate-wise); fusion and group penalties are not
     cdef public bint is_separable
+    # block_score is an achievable decrease of the objective (L0-type
+    # penalties), not the squared norm of the direction vector
+    cdef public bint score_is_decrease
 
     # sum of the penalty over the block
     cdef double value(self, const double* w, const double* curv,
@@ -53,6 +56,14 @@ cdef class Penalty:
     cdef double block_score(self, const double* w, const double* grad,
                             const double* step, const double* curv,
                             double* work, Py_ssize_t n) except? -1 nogil
+
+    # optional: the penalty's local quadratic model at w on its nonzero
+    # coordinates: grad[j], hess[j] (diagonal) such that near w, with the
+    # signs / regions of w kept, penalty(w + d) = penalty(w) + grad.d
+    # + 1/2 sum hess_j d_j^2 exactly. Returns 1 when provided, 0 when the
+    # penalty has no such model (the engine then skips Newton steps).
+    cdef int local_quadratic(self, const double* w, const double* curv,
+                             double* grad, double* hess, Py_ssize_t n) except -1 nogil
 
 
 # The exact decrease of  sum_j [grad_j (x_j - w_j) + step_j / 2 (x_j - w_j)^2]

@@ -61,6 +61,7 @@ cdef class Penalty:
         self.lam = lam
         self.is_convex = True
         self.is_separable = False
+        self.score_is_decrease = False
 
     cdef double value(self, const double* w, const double* curv,
                       Py_ssize_t n) except? -1 nogil:
@@ -89,18 +90,22 @@ cdef class Penalty:
         self.subdiff(w, curv, work, work + n, n)
         return direction_sq(work, work + n, grad, n)
 
+    cdef int local_quadratic(self, const double* w, const double* curv,
+                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
+        return 0
+
     # ------------------------------------------------------------------
     # Python wrappers: each takes and returns float64 NumPy arrays.
 
     def value_of(self, w, curvature=None):
         """Penalty value of the block ``w``."""
-        cdef double[::1] w_, c_
+        cdef const double[::1] w_, c_
         w_, c_ = _block_arrays(w, curvature)
         return self.value(&w_[0], &c_[0], w_.shape[0]) if w_.shape[0] else 0.0
 
     def prox_of(self, z, step=1.0, curvature=None):
         """``argmin_x sum_j step_j / 2 (x_j - z_j)^2 + penalty(x)``."""
-        cdef double[::1] z_, c_, s_
+        cdef const double[::1] z_, c_, s_
         z_, c_ = _block_arrays(z, curvature)
         s_ = _broadcast(step, z_.shape[0], "step")
         out = np.zeros(z_.shape[0])
@@ -111,7 +116,7 @@ cdef class Penalty:
 
     def subdiff_of(self, w, curvature=None):
         """The subdifferential intervals ``(lo, hi)`` at ``w``."""
-        cdef double[::1] w_, c_
+        cdef const double[::1] w_, c_
         w_, c_ = _block_arrays(w, curvature)
         lo = np.zeros(w_.shape[0])
         hi = np.zeros(w_.shape[0])
@@ -128,13 +133,26 @@ cdef class Penalty:
 
     def lambda_max_of(self, grad, curvature=None):
         """Smallest ``lam`` for which 0 is stationary given the gradient at 0."""
-        cdef double[::1] g_, c_
+        cdef const double[::1] g_, c_
         g_, c_ = _block_arrays(grad, curvature)
         return self.lambda_max(&g_[0], &c_[0], g_.shape[0]) if g_.shape[0] else 0.0
 
+    def local_quadratic_of(self, w, curvature=None):
+        """``(grad, hess)`` of the local quadratic model at ``w``, or None."""
+        cdef const double[::1] w_, c_
+        w_, c_ = _block_arrays(w, curvature)
+        grad = np.zeros(w_.shape[0])
+        hess = np.zeros(w_.shape[0])
+        cdef double[::1] g_ = grad, h_ = hess
+        if w_.shape[0] == 0:
+            return grad, hess
+        if not self.local_quadratic(&w_[0], &c_[0], &g_[0], &h_[0], w_.shape[0]):
+            return None
+        return grad, hess
+
     def block_score_of(self, w, grad, step=1.0, curvature=None):
         """Greedy selection score of the block."""
-        cdef double[::1] w_, c_, g_, s_
+        cdef const double[::1] w_, c_, g_, s_
         w_, c_ = _block_arrays(w, curvature)
         g_ = _broadcast(grad, w_.shape[0], "grad")
         s_ = _broadcast(step, w_.shape[0], "step")

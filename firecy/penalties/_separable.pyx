@@ -121,6 +121,14 @@ cdef class L1(Penalty):
             m = fmax(m, fabs(grad[j]))
         return m
 
+    cdef int local_quadratic(self, const double* w, const double* curv,
+                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t j
+        for j in range(n):
+            grad[j] = copysign(self.lam, w[j]) if w[j] != 0.0 else 0.0
+            hess[j] = 0.0
+        return 1
+
     def __reduce__(self):
         return (L1, (self.lam,))
 
@@ -178,6 +186,21 @@ cdef class MCP(Penalty):
         for j in range(n):
             m = fmax(m, fabs(grad[j]))
         return m
+
+    cdef int local_quadratic(self, const double* w, const double* curv,
+                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t j
+        for j in range(n):
+            grad[j] = 0.0
+            hess[j] = 0.0
+            if w[j] == 0.0:
+                continue
+            if curv[j] <= 0.0:
+                grad[j] = copysign(self.lam, w[j])
+            elif fabs(w[j]) <= self.gamma * self.lam / curv[j]:
+                grad[j] = copysign(self.lam, w[j]) - curv[j] * w[j] / self.gamma
+                hess[j] = -curv[j] / self.gamma
+        return 1
 
     def _repr_params(self):
         return f"lam={self.lam!r}, gamma={self.gamma!r}"

@@ -1,0 +1,176 @@
+"""firecy against its peers on the same objective, in one process.
+
+Design: a random forest on friedman1 (n = 5000, 250 trees of depth 5, about
+8000 rules); lambda picked so that about 20% of the rules are kept.
+
+    L1:  F = 1/(2n) ||y - b - M w||^2 + lam ||w||_1
+         firecy L1 | scikit-learn Lasso | skglm Lasso
+    MCP: the same datafit plus the textbook MCP(lam, gamma) on a design whose
+         columns are rescaled to unit curvature (M_j / sqrt(a_j)), where
+         firecy's curvature-scaled MCP and skglm's MCP are the same function
+         | firecy MCP | skglm MCPRegression
+
+Every solver runs down a ladder of tolerances; a solver's time is the time of
+its first run whose objective is within 1e-7 (relative) of the best objective
+any solver reached. Machines are shared and noisy: compare the ratios, which
+are measured in the same process, not the absolute times.
+
+    python benchmarks/compare_peers.py [--quick]
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from firecy.penalties import L1, MCP
+from firecy.solver import BlockDesign, lambda_max, solve
+
+TARGET = 1e-7
+
+
+def forest_design(n_samples, n_trees, max_depth, seed=0):
+    from sklearn.datasets import make_friedman1
+    from sklearn.ensemble import RandomForestRegressor
+
+    from firecy.ensembles import rule_ensemble_from_model
+
+    X, y = make_friedman1(n_samples=n_samples, noise=1.0, random_state=seed)
+    rf = RandomForestRegressor(
+        n_estimators=n_trees, max_depth=max_depth, random_state=seed, n_jobs=-1
+    ).fit(X, y)
+    ens = rule_ensemble_from_model(rf)
+    design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
+    return design, y
+
+
+def pick_lambda(design, y, penalty, fraction):
+    """Bisection (in log lambda) for about ``fraction`` of the rules kept."""
+    target = fraction * design.n_columns
+    hi = lambda_max(design, y, penalty)
+    lo = hi * 1e-4
+    for _ in range(12):
+        mid = np.sqrt(lo * hi)
+        penalty.lam = mid
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            n_rules = solve(design, y, penalty, tol=1e-4).n_rules
+        lo, hi = (lo, mid) if n_rules < target else (mid, hi)
+    return np.sqrt(lo * hi)
+
+
+def run_ladder(name, fit, tols):
+    """fit(tol) -> (objective, n_rules); returns [(tol, seconds, objective, n_rules)]."""
+    rows = []
+    for tol in tols:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            obj, n_rules = fit(tol)
+            seconds = time.perf_counter() - t0
+        rows.append((tol, seconds, obj, n_rules))
+        print(f"  {name:<22} tol={tol:<8.0e} {seconds:9.3f} s  F={obj:.12e}  rules={n_rules}",
+              flush=True)
+    return rows
+
+
+def report(title, ladders):
+    best = min(obj for rows in ladders.values() for _, _, obj, _ in rows)
+    print(f"\n{title}: best objective {best:.12e}")
+    reached = {}
+    for name, rows in ladders.items():
+        hit = [r for r in rows if (r[2] - best) / abs(best) <= TARGET]
+        if hit:
+            reached[name] = hit[0]
+            tol, seconds, obj, n_rules = hit[0]
+            print(f"  {name:<22} {seconds:9.3f} s to within {TARGET:g}  "
+                  f"(tol {tol:g}, rules {n_rules}, gap {(obj - best) / abs(best):.1e})")
+        else:
+            gap = (min(r[2] for r in rows) - best) / abs(best)
+            print(f"  {name:<22} never within {TARGET:g} (best gap {gap:.1e})")
+    ref = reached.get("firecy")
+    if ref:
+        for name, (_, seconds, _, _) in reached.items():
+            if name != "firecy":
+                print(f"  time ratio {name} / firecy = {seconds / ref[1]:.1f}")
+    return reached
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller design")
+    parser.add_argument("--no-sklearn", action="store_true",
+                        help="skip scikit-learn (it is by far the slowest)")
+    args = parser.parse_args()
+    n, T, depth = (2000, 100, 4) if args.quick else (5000, 250, 5)
+    design, y = forest_design(n, T, depth)
+    M = design.tocsc()
+    print(f"design: {n} rows, {design.n_blocks} trees, {design.n_columns} rules, nnz {M.nnz}")
+
+    # -- L1 ---------------------------------------------------------------
+    lam = pick_lambda(design, y, L1(), 0.2)
+    print(f"\nL1, lambda = {lam:.6g}")
+    ladders = {}
+
+    def firecy_l1(tol):
+        res = solve(design, y, L1(lam), tol=tol)
+        return res.objective, res.n_rules
+
+    def objective_l1(coef, intercept):
+        r = y - intercept - M @ coef
+        return 0.5 * np.mean(r * r) + lam * np.abs(coef).sum()
+
+    ladders["firecy"] = run_ladder("firecy", firecy_l1, [1e-4, 1e-6, 1e-8, 1e-10])
+    import skglm
+
+    skglm.Lasso(alpha=lam, tol=1e-2).fit(M[:200], y[:200])  # numba compilation
+
+    def skglm_l1(tol):
+        est = skglm.Lasso(alpha=lam, tol=tol, max_iter=200, max_epochs=100_000).fit(M, y)
+        return objective_l1(est.coef_, est.intercept_), np.count_nonzero(est.coef_)
+
+    ladders["skglm Lasso"] = run_ladder("skglm Lasso", skglm_l1, [1e-4, 1e-6, 1e-8, 1e-10])
+    if not args.no_sklearn:
+        from sklearn.linear_model import Lasso
+
+        def sklearn_l1(tol):
+            est = Lasso(alpha=lam, tol=tol, max_iter=100_000).fit(M, y)
+            return objective_l1(est.coef_, est.intercept_), np.count_nonzero(est.coef_)
+
+        ladders["sklearn Lasso"] = run_ladder("sklearn Lasso", sklearn_l1, [1e-4, 1e-6, 1e-8])
+    report("L1", ladders)
+
+    # -- MCP on the unit-curvature design ------------------------------------
+    curv = np.asarray(M.multiply(M).mean(axis=0)).ravel()
+    unit = BlockDesign.from_leaf_table(
+        design.leaf_table, design.leaf_values / np.sqrt(curv), design.block_ptr)
+    U = unit.tocsc()
+    gamma = 3.0
+    lam = pick_lambda(unit, y, MCP(gamma=gamma), 0.2)
+    print(f"\nMCP, gamma = {gamma}, lambda = {lam:.6g} (unit-curvature design)")
+    ladders = {}
+
+    def firecy_mcp(tol):
+        res = solve(unit, y, MCP(lam, gamma), tol=tol)
+        return res.objective, res.n_rules
+
+    def objective_mcp(coef, intercept):
+        r = y - intercept - U @ coef
+        a = np.abs(coef)
+        pen = np.where(a <= gamma * lam, lam * a - a * a / (2 * gamma), gamma * lam ** 2 / 2)
+        return 0.5 * np.mean(r * r) + pen.sum()
+
+    def skglm_mcp(tol):
+        est = skglm.MCPRegression(alpha=lam, gamma=gamma, tol=tol, max_iter=200,
+                                  max_epochs=100_000).fit(U, y)
+        return objective_mcp(est.coef_, est.intercept_), np.count_nonzero(est.coef_)
+
+    skglm.MCPRegression(alpha=lam, gamma=gamma, tol=1e-2).fit(U[:200], y[:200])
+    ladders["firecy"] = run_ladder("firecy", firecy_mcp, [1e-4, 1e-6, 1e-8, 1e-10])
+    ladders["skglm MCPRegression"] = run_ladder(
+        "skglm MCPRegression", skglm_mcp, [1e-4, 1e-6, 1e-8, 1e-10])
+    report("MCP", ladders)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,518 @@
+"""The library-independent part: :class:`RuleEnsemble` and its building blocks.
+
+Each adapter (``_sklearn``, ``_xgboost``, ``_lightgbm``) turns a fitted model
+into an :class:`Adapter`: a list of :class:`Block` (one per tree, or per
+(tree, class) pair) whose trees are described by :class:`TreeStructure`, plus
+three functions of the data (library leaf ids, baseline, the library's own raw
+prediction).  Everything else -- leaf ordering, rules, node paths, lookup
+tables, the leaf table and the design -- is done here, once, for all of them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from firecy.ensembles import _design
+
+__all__ = ["RuleEnsemble", "TreeStructure", "Block", "Adapter"]
+
+
+@dataclass
+class TreeStructure:
+    """One tree in a library-neutral form (internal).
+
+    Nodes are numbered ``0 .. n_nodes-1`` with the root at 0.  For sklearn,
+    XGBoost and HistGradientBoosting this is the library's node id; LightGBM
+    numbers internal nodes and leaves separately, so its adapter puts leaf
+    ``k`` at ``n_internal + k``.
+
+    Attributes
+    ----------
+    left, right : ndarray of int64, shape (n_nodes,)
+        Children; -1 at leaves.
+    cond_left, cond_right : list of Condition or None
+        The condition that sends a row to the left / right child.
+    leaf_id : ndarray of int64, shape (n_nodes,)
+        The id the library's leaf call returns for this node (-1 if internal).
+    """
+
+    left: np.ndarray
+    right: np.ndarray
+    cond_left: list
+    cond_right: list
+    leaf_id: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.left.shape[0])
+
+    def depth_first(self):
+        """Leaves left to right, with their internal-node paths and conditions.
+
+        Returns
+        -------
+        leaves : ndarray of int64
+            Local node ids of the leaves in depth-first (left-to-right) order.
+        paths : list of tuple of int
+            Local ids of the internal nodes from the root to each leaf.
+        rules : list of tuple of Condition
+            The conditions along each path, root first.
+        """
+        left, right = self.left, self.right
+        leaves, paths, rules = [], [], []
+        # Explicit stack, not recursion: fully grown sklearn trees can be
+        # deeper than Python's recursion limit.  Pushing the right child first
+        # pops the left child first, which yields left-to-right order.
+        stack = [(0, (), ())]
+        visited = 0
+        while stack:
+            node, path, conds = stack.pop()
+            visited += 1
+            if visited > self.n_nodes:
+                raise ValueError("malformed tree: the child arrays contain a cycle")
+            lc = int(left[node])
+            if lc < 0:
+                leaves.append(node)
+                paths.append(path)
+                rules.append(conds)
+                continue
+            p = path + (node,)
+            stack.append((int(right[node]), p, conds + (self.cond_right[node],)))
+            stack.append((lc, p, conds + (self.cond_left[node],)))
+        return np.asarray(leaves, dtype=np.int64), paths, rules
+
+
+@dataclass
+class Block:
+    """One block of columns of the design: a tree's leaves for one output.
+
+    Attributes
+    ----------
+    tree : TreeStructure
+    values : ndarray of float64, shape (tree.n_nodes,)
+        Value the library stores at each node (only leaves are read).
+    tree_class : int
+        Output (class) the block contributes to.
+    scale : float
+        Multiplier of the block's leaf values in the raw prediction.
+    src_col : int
+        Column of the library's leaf-id array that routes this block.
+    """
+
+    tree: TreeStructure
+    values: np.ndarray
+    tree_class: int
+    scale: float
+    src_col: int
+
+
+class Adapter:
+    """What a library adapter provides (internal; subclassed per library).
+
+    Attributes
+    ----------
+    source : str
+    n_features_in : int
+    feature_names : list of str or None
+    n_outputs : int
+    blocks : list of Block
+    raw_prediction : str
+        What "raw prediction" means for this model, for the docs and errors.
+    """
+
+    source = None
+    n_features_in = 0
+    feature_names = None
+    n_outputs = 1
+    blocks = ()
+    raw_prediction = ""
+
+    def apply(self, X) -> np.ndarray:
+        """Library leaf ids, shape (n, n_src), any integer or float dtype."""
+        raise NotImplementedError
+
+    def baseline(self, X) -> np.ndarray:
+        """Part of the raw prediction no leaf carries, (n,) or (n, K)."""
+        raise NotImplementedError
+
+    def predict_raw(self, X) -> np.ndarray:
+        """The library's own raw prediction, (n,) or (n, K)."""
+        raise NotImplementedError
+
+
+class RuleEnsemble:
+    """The rules of a fitted tree ensemble, one design column per leaf.
+
+    Build one with :meth:`from_model` (or
+    :func:`firecy.ensembles.rule_ensemble_from_model`); the constructor is
+    internal.
+
+    Attributes
+    ----------
+    source : {"sklearn", "xgboost", "lightgbm"}
+    n_features_in_ : int
+    feature_names : list of str
+        From the model when it has them (pandas columns, XGBoost
+        ``feature_names``, LightGBM ``feature_name()``), else ``x0, x1, ...``.
+    n_outputs : int
+        K: 1 for regression and binary classification, the number of classes
+        for multi-class models.
+    n_trees : int
+        T, the number of blocks.  A block is a tree, except for a multi-class
+        random-forest classifier, which has one block per (tree, class).
+    n_rules : int
+        R, the number of leaves (design columns).
+    block_ptr : ndarray of int64, shape (T + 1,)
+        Block t's leaves are columns ``block_ptr[t]:block_ptr[t+1]``, in
+        left-to-right (depth-first) order.
+    leaf_values : ndarray of float64, shape (R,)
+        The value the library stores in each leaf.
+    tree_scale : ndarray of float64, shape (T,)
+        Per-block multiplier: ``design(X) @ np.repeat(tree_scale, sizes) +
+        baseline(X)`` is the library's raw prediction.
+    tree_class : ndarray of int64, shape (T,)
+        Output (class) index each block contributes to.
+    leaf_node_ids : ndarray of int64, shape (R,)
+        Each leaf's id in the library: the node id for sklearn, HistGradient-
+        Boosting and XGBoost, the ``leaf_index`` for LightGBM.  It is what the
+        library's leaf call (``apply`` / ``pred_leaf``) returns.
+    rules : list of R lists of Condition
+        Root-to-leaf conditions in path order, unsimplified.
+    node_paths : list of R ndarray of int64
+        Global ids of the internal nodes on each root-to-leaf path, unique
+        across blocks (``node_offset[t] + local node id``; the K class blocks
+        of one random-forest tree get distinct ids).
+    node_offset : ndarray of int64, shape (T + 1,)
+        Block t's global node ids are ``node_offset[t]:node_offset[t+1]``; the
+        local id is the library's node id (LightGBM: ``split_index``).
+    raw_prediction : str
+        What "raw prediction" means for this model (see Notes).
+
+    Notes
+    -----
+    Raw prediction, per model type:
+
+    * boosting (sklearn GradientBoosting and HistGradientBoosting, XGBoost,
+      LightGBM): the margin before the inverse link, i.e. ``decision_function``
+      for sklearn classifiers, ``predict`` for sklearn GradientBoosting
+      regressors, ``_raw_predict`` for HistGradientBoosting (equal to
+      ``predict`` for the squared error), ``predict(output_margin=True)`` for
+      XGBoost, ``predict(raw_score=True)`` for LightGBM (divided by the number
+      of iterations in random-forest mode, which averages);
+    * sklearn random forests and extra trees: ``predict`` for regressors,
+      ``predict_proba[:, 1]`` for binary classifiers and ``predict_proba`` for
+      multi-class classifiers, whose design has one block per (tree, class)
+      holding that class's leaf fractions.
+    """
+
+    def __init__(self, adapter: Adapter, feature_names=None):
+        self._adapter = adapter
+        self.source = adapter.source
+        self.n_features_in_ = int(adapter.n_features_in)
+        self.n_outputs = int(adapter.n_outputs)
+        self.raw_prediction = adapter.raw_prediction
+        self.feature_names = _resolve_feature_names(
+            feature_names, adapter.feature_names, self.n_features_in_
+        )
+        blocks = list(adapter.blocks)
+        if not blocks:
+            raise ValueError(f"the {self.source} model has no trees")
+        self._build(blocks)
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_model(cls, model, feature_names=None) -> "RuleEnsemble":
+        """Extract the rules of a fitted tree ensemble.
+
+        Parameters
+        ----------
+        model : fitted estimator or booster
+            scikit-learn forests, extra trees, (hist) gradient boosting and
+            single decision trees; XGBoost ``XGBModel`` or ``Booster``;
+            LightGBM ``LGBMModel`` or ``Booster``.
+        feature_names : sequence of str, optional
+            Override the model's feature names.
+
+        Returns
+        -------
+        RuleEnsemble
+
+        Raises
+        ------
+        TypeError
+            If the model is of a kind firecy does not know.
+        ValueError
+            If the model is not fitted, or cannot be expressed as rules.
+        """
+        from firecy.ensembles._dispatch import make_adapter
+
+        return cls(make_adapter(model), feature_names=feature_names)
+
+    def _build(self, blocks):
+        T = len(blocks)
+        cache = {}
+        block_ptr = np.zeros(T + 1, dtype=np.int64)
+        values, node_ids, rules, node_paths = [], [], [], []
+        lut_sizes = np.empty(T, dtype=np.int64)
+        locals_ = []
+        node_offset = np.zeros(T + 1, dtype=np.int64)
+        for t, blk in enumerate(blocks):
+            key = id(blk.tree)
+            if key not in cache:
+                cache[key] = blk.tree.depth_first()
+            leaves, paths, conds = cache[key]
+            n_leaves = leaves.shape[0]
+            block_ptr[t + 1] = block_ptr[t] + n_leaves
+            values.append(np.asarray(blk.values, dtype=np.float64)[leaves])
+            lib_ids = blk.tree.leaf_id[leaves]
+            if lib_ids.min() < 0:
+                raise ValueError("adapter error: a leaf has no library leaf id")
+            node_ids.append(lib_ids)
+            rules.extend(list(c) for c in conds)
+            node_paths.extend(
+                np.asarray(p, dtype=np.int64) + node_offset[t] for p in paths
+            )
+            node_offset[t + 1] = node_offset[t] + blk.tree.n_nodes
+            lut_sizes[t] = int(lib_ids.max()) + 1
+            locals_.append(lib_ids)
+
+        self.n_trees = T
+        self.block_ptr = block_ptr
+        self.n_rules = int(block_ptr[-1])
+        self.leaf_values = np.concatenate(values)
+        self.leaf_node_ids = np.concatenate(node_ids).astype(np.int64)
+        self.rules = rules
+        self.node_paths = node_paths
+        self.node_offset = node_offset
+        self.tree_scale = np.array([b.scale for b in blocks], dtype=np.float64)
+        self.tree_class = np.array([b.tree_class for b in blocks], dtype=np.int64)
+        self._src_col = np.array([b.src_col for b in blocks], dtype=np.intp)
+
+        # Lookup tables, library leaf id -> global column / local position,
+        # concatenated over blocks so that one fancy index maps a whole table.
+        lut_off = np.zeros(T + 1, dtype=np.int64)
+        np.cumsum(lut_sizes, out=lut_off[1:])
+        sizes = np.diff(block_ptr)
+        dt, sentinel = _design.local_dtype(int(sizes.max()))
+        lut = np.full(int(lut_off[-1]), -1, dtype=np.int32)
+        lut_local = np.full(int(lut_off[-1]), sentinel, dtype=dt)
+        for t, lib_ids in enumerate(locals_):
+            pos = np.arange(sizes[t])
+            lut[lut_off[t] + lib_ids] = block_ptr[t] + pos
+            lut_local[lut_off[t] + lib_ids] = pos
+        self._lut, self._lut_local, self._lut_off = lut, lut_local, lut_off
+
+    # -- sizes --------------------------------------------------------------
+    @property
+    def tree_sizes(self) -> np.ndarray:
+        """Number of leaves of each block, shape (T,)."""
+        return np.diff(self.block_ptr)
+
+    @property
+    def rule_tree(self) -> np.ndarray:
+        """Block index of each column, shape (R,)."""
+        return np.repeat(np.arange(self.n_trees, dtype=np.int64), self.tree_sizes)
+
+    @property
+    def column_scale(self) -> np.ndarray:
+        """Per-column ``tree_scale``, shape (R,): the default coefficients."""
+        return np.repeat(self.tree_scale, self.tree_sizes)
+
+    # -- data-dependent -----------------------------------------------------
+    def apply(self, X) -> np.ndarray:
+        """Leaf ids as the library returns them (its own leaf call).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        ids : ndarray of shape (n_samples, n_src)
+            Library leaf ids (``apply`` / ``pred_leaf``), in the library's
+            dtype; block t reads column ``src_col[t]``.  For scikit-learn's
+            HistGradientBoosting, which has no leaf call, firecy routes the
+            rows itself through the model's node arrays.
+        """
+        ids = np.asarray(self._adapter.apply(X))
+        if ids.ndim == 1:
+            ids = ids.reshape(-1, 1)
+        return ids
+
+    def leaf_table(self, X) -> np.ndarray:
+        """Global column of the leaf each row lands in, per block.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        table : ndarray of int32, shape (n_samples, n_trees), C-contiguous
+        """
+        return self.leaf_table_from_ids(self.apply(X))
+
+    def leaf_table_from_ids(self, ids) -> np.ndarray:
+        """:meth:`leaf_table` from leaf ids already obtained by :meth:`apply`."""
+        ids = self._check_ids(ids)
+        return _design.leaf_table_from_ids(ids, self._src_col, self._lut, self._lut_off)
+
+    def design(self, X):
+        """The design matrix M: ``M[i, j] = leaf_values[j]`` if row i lands in leaf j.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        M : scipy.sparse.csc_matrix of shape (n_samples, n_rules), float64
+            Exactly ``n_trees`` nonzeros per row, sorted indices.
+        """
+        return self.design_from_ids(self.apply(X))
+
+    def design_from_ids(self, ids):
+        """:meth:`design` from leaf ids already obtained by :meth:`apply`."""
+        ids = self._check_ids(ids)
+        return _design.design_from_ids(
+            ids, self._src_col, self._lut_local, self._lut_off,
+            self.leaf_values, self.block_ptr,
+        )
+
+    def design_from_leaf_table(self, table):
+        """:meth:`design` from a leaf table (see :meth:`leaf_table`)."""
+        return _design.design_from_table(table, self.leaf_values, self.block_ptr)
+
+    def baseline(self, X) -> np.ndarray:
+        """The part of the raw prediction that no leaf carries.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        baseline : ndarray of float64, shape (n_samples,) if ``n_outputs == 1``
+            else (n_samples, n_outputs).  Constant over rows except for a
+            sklearn gradient boosting model with a custom ``init`` estimator.
+        """
+        return np.asarray(self._adapter.baseline(X), dtype=np.float64)
+
+    def predict_raw(self, X, coef=None) -> np.ndarray:
+        """``design(X) @ coef + baseline(X)``, per output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+        coef : ndarray of shape (n_rules,), optional
+            Rule weights; the per-column ``tree_scale`` by default, which
+            reproduces the library's raw prediction.
+
+        Returns
+        -------
+        raw : ndarray of float64, shape (n_samples,) or (n_samples, n_outputs)
+            Column k sums the blocks with ``tree_class == k``.
+        """
+        return self.predict_raw_from_ids(self.apply(X), X, coef=coef)
+
+    def predict_raw_from_ids(self, ids, X, coef=None) -> np.ndarray:
+        """:meth:`predict_raw` from leaf ids already obtained by :meth:`apply`."""
+        w = self.column_scale if coef is None else np.asarray(coef, dtype=np.float64)
+        if w.shape != (self.n_rules,):
+            raise ValueError(f"coef must have shape ({self.n_rules},), got {w.shape}")
+        weighted = self.leaf_values * w
+        table = self.leaf_table_from_ids(ids)
+        n = table.shape[0]
+        K = self.n_outputs
+        out = np.zeros((n, K))
+        onehot = np.zeros((self.n_trees, K))
+        onehot[np.arange(self.n_trees), self.tree_class] = 1.0
+        chunk = _design.row_chunk(self.n_trees)
+        for r0 in range(0, n, chunk):
+            r1 = min(r0 + chunk, n)
+            contrib = weighted[table[r0:r1]]
+            out[r0:r1] = contrib.sum(axis=1, keepdims=True) if K == 1 else contrib @ onehot
+        if K == 1:
+            out = out[:, 0]
+        return out + self.baseline(X)
+
+    def reference_predict_raw(self, X) -> np.ndarray:
+        """The library's own raw prediction (see Notes of the class).
+
+        ``predict_raw(X)`` reproduces it; this method calls the library.
+        """
+        return np.asarray(self._adapter.predict_raw(X), dtype=np.float64)
+
+    # -- rules --------------------------------------------------------------
+    def rule_mask(self, j, X) -> np.ndarray:
+        """Rows of ``X`` satisfying every condition of rule ``j``.
+
+        Parameters
+        ----------
+        j : int
+        X : ndarray or DataFrame of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_samples,)
+        """
+        n = X.shape[0]
+        mask = np.ones(n, dtype=bool)
+        for cond in self.rules[j]:
+            mask &= cond.evaluate(X)
+        return mask
+
+    def rule_text(self, j, feature_names=None, **kwargs) -> str:
+        """Text of rule ``j``: its conditions joined by ``" and "``.
+
+        Parameters
+        ----------
+        j : int
+        feature_names : sequence of str, optional
+            Defaults to :attr:`feature_names`.
+        **kwargs
+            Passed to :meth:`Condition.to_text` (``precision``,
+            ``show_missing``).
+
+        Returns
+        -------
+        str
+            ``"(all rows)"`` for the single leaf of a stump-less tree.
+        """
+        names = self.feature_names if feature_names is None else feature_names
+        conds = self.rules[j]
+        if not conds:
+            return "(all rows)"
+        return " and ".join(c.to_text(names, **kwargs) for c in conds)
+
+    # -- misc ---------------------------------------------------------------
+    def _check_ids(self, ids):
+        ids = np.asarray(ids)
+        if ids.ndim == 1:
+            ids = ids.reshape(-1, 1)
+        if ids.ndim != 2 or ids.shape[1] <= int(self._src_col.max()):
+            raise ValueError(
+                f"leaf ids of shape {ids.shape} do not match the ensemble "
+                f"({int(self._src_col.max()) + 1} id columns expected)"
+            )
+        return ids
+
+    def __repr__(self):
+        return (
+            f"RuleEnsemble(source={self.source!r}, n_trees={self.n_trees}, "
+            f"n_rules={self.n_rules}, n_outputs={self.n_outputs}, "
+            f"n_features_in_={self.n_features_in_})"
+        )
+
+
+def _resolve_feature_names(override, from_model, n_features):
+    names = override if override is not None else from_model
+    if names is None:
+        return [f"x{i}" for i in range(n_features)]
+    names = [str(s) for s in names]
+    if len(names) != n_features:
+        raise ValueError(
+            f"feature_names has {len(names)} entries, the model {n_features} features"
+        )
+    return names

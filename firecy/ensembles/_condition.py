@@ -1,0 +1,308 @@
+"""One split condition of a tree, evaluated the way its library evaluates it.
+
+The three libraries disagree on almost every detail of a split: the operator
+(sklearn and LightGBM send ``x <= thr`` left, XGBoost sends ``x < split``
+left), the precision of the comparison (sklearn and XGBoost round the input to
+float32 first, LightGBM compares in float64), where a missing value goes, and
+how a categorical value is read.  A :class:`Condition` records all of it, so
+that evaluating a rule on data selects exactly the rows the library routes to
+that leaf.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Condition"]
+
+_NUMERIC_OPS = ("<=", "<", ">", ">=")
+_CATEGORICAL_OPS = ("in", "not in")
+_CATEGORY_CASTS = ("trunc", "floor", "exact")
+_DTYPES = ("float32", "float64")
+_OPS = frozenset(_NUMERIC_OPS + _CATEGORICAL_OPS)
+
+# LightGBM's kZeroThreshold (the float constant 1e-35f).  LightGBM drops every
+# input value with |x| <= kZeroThreshold from the row it predicts on, so such a
+# value is read as exactly 0 (and is missing under missing_type Zero).
+LIGHTGBM_ZERO_THRESHOLD = float(np.float32(1e-35))
+
+
+@dataclass(frozen=True, eq=False)
+class Condition:
+    """A single split condition on one feature.
+
+    Parameters
+    ----------
+    feature : int
+        Column index of the feature in the model's input.
+    op : {"<=", "<", ">", ">=", "in", "not in"}
+        The comparison, in the library's own operator: sklearn and LightGBM
+        split ``x <= threshold`` / ``x > threshold``, XGBoost
+        ``x < split`` / ``x >= split``.
+    threshold : float, default=nan
+        Threshold of a numeric split (NaN for a categorical split).  For
+        XGBoost it is the float32 split value, stored exactly in a float64.
+    categories : tuple, default=()
+        The categories of an ``"in"`` / ``"not in"`` condition.
+    missing : bool, default=False
+        Whether a missing value (NaN) satisfies this condition, i.e. takes this
+        branch.
+    dtype : {"float32", "float64"}, default="float64"
+        Precision of the input when the library compares it: the input is
+        rounded to this type and then compared with the float64 threshold.
+    zero_as_missing : bool, default=False
+        LightGBM ``missing_type == "Zero"``: zero is missing too (and goes
+        where ``missing`` says).
+    zero_threshold : float, default=0.0
+        Values with ``|x| <= zero_threshold`` are read as exactly 0 before the
+        comparison.  LightGBM conditions use its ``kZeroThreshold`` (1e-35 as
+        a float32): LightGBM drops such values from the rows it predicts on.
+    category_cast : {"trunc", "floor", "exact"}, default="trunc"
+        How a value is read as a category.  ``"trunc"`` (LightGBM): truncated
+        toward zero to an integer.  ``"floor"`` (XGBoost): values below 0 are
+        invalid and match no category, others are truncated (the same as
+        ``floor``).  ``"exact"`` (scikit-learn HistGradientBoosting): the raw
+        value must equal one of ``categories`` (which then hold the original
+        category values, possibly strings).
+
+    Notes
+    -----
+    Conditions are immutable and hashable; two conditions compare equal when
+    all their fields do (two NaN thresholds count as equal).
+    """
+
+    feature: int
+    op: str
+    threshold: float = math.nan
+    categories: tuple = ()
+    missing: bool = False
+    dtype: str = "float64"
+    zero_as_missing: bool = False
+    zero_threshold: float = 0.0
+    category_cast: str = "trunc"
+
+    def __post_init__(self):
+        if self.op not in _OPS:
+            raise ValueError(f"unknown operator {self.op!r}")
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        if self.category_cast not in _CATEGORY_CASTS:
+            raise ValueError(
+                f"category_cast must be one of {_CATEGORY_CASTS}, "
+                f"got {self.category_cast!r}"
+            )
+        # Normalise the field types, so that equality and hashing do not depend
+        # on whether a caller passed numpy scalars or Python ones.  Writing to
+        # __dict__ is how a frozen dataclass sets its own fields; the type
+        # tests keep this cheap, as adapters create tens of thousands.
+        d = self.__dict__
+        if type(self.feature) is not int:
+            d["feature"] = int(self.feature)
+        if type(self.threshold) is not float:
+            d["threshold"] = float(self.threshold)
+        if type(self.categories) is not tuple:
+            d["categories"] = tuple(self.categories)
+        if type(self.missing) is not bool:
+            d["missing"] = bool(self.missing)
+        if type(self.zero_as_missing) is not bool:
+            d["zero_as_missing"] = bool(self.zero_as_missing)
+        if type(self.zero_threshold) is not float:
+            d["zero_threshold"] = float(self.zero_threshold)
+
+    # -- identity -----------------------------------------------------------
+    def _identity(self) -> tuple:
+        key = self.__dict__.get("_identity_key")
+        if key is None:
+            thr = self.threshold
+            key = (
+                self.feature,
+                self.op,
+                None if thr != thr else thr,  # all NaN thresholds are equal
+                self.categories,
+                self.missing,
+                self.dtype,
+                self.zero_as_missing,
+                self.zero_threshold,
+                self.category_cast if self.op in _CATEGORICAL_OPS else None,
+            )
+            self.__dict__["_identity_key"] = key
+        return key
+
+    def __eq__(self, other):
+        if not isinstance(other, Condition):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash(self._identity())
+
+    @property
+    def is_categorical(self) -> bool:
+        """Whether this is an ``"in"`` / ``"not in"`` condition."""
+        return self.op in _CATEGORICAL_OPS
+
+    # -- evaluation ---------------------------------------------------------
+    def evaluate(self, X) -> np.ndarray:
+        """Rows of ``X`` that satisfy this condition.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A 2-D numpy array (or a pandas DataFrame; a column of category
+            dtype is read as its integer codes, -1 as missing, except for
+            ``category_cast="exact"`` which compares the category values).
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_samples,)
+        """
+        col = _column(X, self.feature, codes=self.category_cast != "exact")
+        if self.is_categorical:
+            return self._evaluate_categorical(col)
+        x = self._read(col)
+        # np.float64 (not a Python float) keeps the comparison in float64:
+        # under NumPy 2 promotion a Python float would be rounded to float32
+        # for a float32 array, which misroutes rows next to sklearn's float64
+        # thresholds.
+        thr = np.float64(self.threshold)
+        if self.op == "<=":
+            out = x <= thr
+        elif self.op == "<":
+            out = x < thr
+        elif self.op == ">":
+            out = x > thr
+        else:
+            out = x >= thr
+        miss = np.isnan(x)
+        if self.zero_as_missing:
+            miss |= x == 0.0
+        out[miss] = self.missing
+        return out
+
+    def _read(self, col) -> np.ndarray:
+        x = np.asarray(col, dtype=self.dtype)
+        if self.zero_threshold > 0.0:
+            # NaN compares False, so it stays NaN.
+            x = np.where(np.abs(x) <= self.zero_threshold, 0.0, x).astype(self.dtype)
+        return x
+
+    def _evaluate_categorical(self, col) -> np.ndarray:
+        if self.category_cast == "exact":
+            col = np.asarray(col)
+            miss = _isnan_any(col)
+            member = np.zeros(col.shape[0], dtype=bool)
+            ok = ~miss
+            if ok.any():
+                member[ok] = _isin_exact(col[ok], self.categories)
+        else:
+            x = self._read(col)
+            miss = np.isnan(x)
+            safe = np.where(miss, -1.0, x)
+            if self.category_cast == "floor":
+                # XGBoost: a negative value is an invalid category and goes
+                # left, i.e. matches no listed category; others truncate.
+                cat = np.where(safe < 0, -1.0, np.trunc(safe))
+            else:
+                # LightGBM: static_cast<int>(x), so -0.5 reads as category 0.
+                cat = np.trunc(safe)
+            member = np.isin(cat, np.asarray(self.categories, dtype=np.float64))
+            member[miss] = False
+        out = member if self.op == "in" else ~member
+        out[miss] = self.missing
+        return out
+
+    # -- text ---------------------------------------------------------------
+    def to_text(self, feature_names=None, *, precision=None, show_missing=False) -> str:
+        """Human-readable form, e.g. ``"petal_width <= 0.8"``.
+
+        Parameters
+        ----------
+        feature_names : sequence of str, optional
+            Names to use; ``x{feature}`` when omitted.
+        precision : int, optional
+            Significant digits of the threshold.  By default the shortest text
+            that selects exactly the same rows: for a float32 comparison the
+            largest float32 on the same side of the threshold, printed as a
+            float32 (so sklearn's ``0.800000011920929`` prints as ``0.8``).
+        show_missing : bool, default=False
+            Append ``"(or missing)"`` when missing values take this branch.
+
+        Returns
+        -------
+        str
+        """
+        name = (
+            feature_names[self.feature]
+            if feature_names is not None
+            else f"x{self.feature}"
+        )
+        if self.is_categorical:
+            cats = ", ".join(_format_category(c) for c in self.categories)
+            text = f"{name} {self.op} {{{cats}}}"
+        else:
+            text = f"{name} {self.op} {self._format_threshold(precision)}"
+        if show_missing and self.missing:
+            text += " (or zero/missing)" if self.zero_as_missing else " (or missing)"
+        return text
+
+    def _format_threshold(self, precision) -> str:
+        thr = self.threshold
+        if precision is not None:
+            return f"{thr:.{int(precision)}g}"
+        if self.dtype == "float32" and math.isfinite(thr):
+            # For x already rounded to float32, ``x <= t`` and ``x > t`` are
+            # unchanged when t is replaced by the largest float32 <= t;
+            # ``x < t`` / ``x >= t`` by the smallest float32 >= t.
+            f = np.float32(thr)
+            if self.op in ("<=", ">") and float(f) > thr:
+                f = np.nextafter(f, np.float32(-np.inf))
+            elif self.op in ("<", ">=") and float(f) < thr:
+                f = np.nextafter(f, np.float32(np.inf))
+            return str(f)
+        return repr(float(thr))
+
+
+def _format_category(c) -> str:
+    if isinstance(c, (float, np.floating)) and float(c).is_integer():
+        return str(int(c))
+    if isinstance(c, str):
+        return repr(c)
+    return str(c)
+
+
+def _column(X, j, codes=True):
+    """Column ``j`` of a 2-D array or DataFrame, as a 1-D numpy array."""
+    iloc = getattr(X, "iloc", None)
+    if iloc is not None:
+        s = iloc[:, j]
+        if codes and getattr(s.dtype, "name", None) == "category":
+            c = s.cat.codes.to_numpy().astype(np.float64)
+            c[c < 0] = np.nan
+            return c
+        return s.to_numpy()
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got an array of shape {X.shape}")
+    return X[:, j]
+
+
+def _isnan_any(col) -> np.ndarray:
+    """NaN / None mask that also works on object arrays."""
+    if col.dtype.kind in "fc":
+        return np.isnan(col)
+    if col.dtype.kind == "O":
+        return np.fromiter(
+            (v is None or (isinstance(v, float) and v != v) for v in col),
+            dtype=bool,
+            count=col.shape[0],
+        )
+    return np.zeros(col.shape[0], dtype=bool)
+
+
+def _isin_exact(values, categories) -> np.ndarray:
+    if values.dtype.kind == "O" or any(isinstance(c, str) for c in categories):
+        cats = set(categories)
+        return np.fromiter((v in cats for v in values), dtype=bool, count=len(values))
+    return np.isin(values, np.asarray(categories))

@@ -1,0 +1,43 @@
+"""Pick the adapter for a fitted model.
+
+XGBoost and LightGBM are optional: they are only imported when the model
+comes from them (then they are already imported by whoever built it).
+"""
+from __future__ import annotations
+
+import sys
+
+from firecy.ensembles._sklearn import sklearn_adapter
+
+SUPPORTED = (
+    "scikit-learn RandomForest/ExtraTrees (regressor, classifier), "
+    "GradientBoosting, HistGradientBoosting and DecisionTree models; "
+    "XGBoost XGBModel or Booster (gbtree, dart); "
+    "LightGBM LGBMModel or Booster"
+)
+
+
+def _module_root(obj) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def make_adapter(model):
+    """The adapter of ``model`` (see :func:`firecy.ensembles.rule_ensemble_from_model`)."""
+    adapter = sklearn_adapter(model)
+    if adapter is not None:
+        return adapter
+    xgb = sys.modules.get("xgboost")
+    if xgb is not None and isinstance(model, (xgb.XGBModel, xgb.Booster)):
+        from firecy.ensembles._xgboost import XGBoostAdapter
+
+        return XGBoostAdapter(model)
+    lgb = sys.modules.get("lightgbm")
+    if lgb is not None and isinstance(model, (lgb.LGBMModel, lgb.Booster)):
+        from firecy.ensembles._lightgbm import LightGBMAdapter
+
+        return LightGBMAdapter(model)
+    cls = type(model)
+    raise TypeError(
+        f"firecy cannot extract rules from a {cls.__module__}.{cls.__qualname__}; "
+        f"supported models: {SUPPORTED}"
+    )

@@ -1,0 +1,232 @@
+"""XGBoost adapter: ``XGBModel`` (sklearn wrapper) and raw ``Booster``.
+
+Read from the model's JSON (``save_raw("json")``), which carries everything:
+children, split features and float32 split values, ``default_left``,
+categorical splits (``split_type`` 1, with the categories that go RIGHT),
+``tree_info`` (the class of each tree), ``iteration_indptr`` (trees per
+boosting round, several with ``num_parallel_tree`` or multi-class), dart's
+``weight_drop`` and the intercept ``base_score``.
+
+XGBoost compares ``float32(x) < split`` (left) in float32, routes NaN by
+``default_left``, and its leaf values already include the learning rate.
+"""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+
+from firecy.ensembles._base import Adapter, Block, TreeStructure
+from firecy.ensembles._condition import Condition
+
+# How XGBoost turns base_score into a margin (ObjFunction::ProbToMargin).
+# Checked against XGBoost 3.2: everything not listed is the identity,
+# including binary:logitraw and the multi-class objectives (whose base_score
+# is stored as a vector of margins).
+_LOGIT_OBJECTIVES = {"binary:logistic", "reg:logistic"}
+_LOG_OBJECTIVES = {
+    "count:poisson", "reg:gamma", "reg:tweedie", "survival:cox", "survival:aft",
+}
+
+
+def _parse_base_score(text) -> np.ndarray:
+    """``"[5E-1]"`` or ``"[1E-1,2E-1]"`` (XGBoost >= 3) or ``"0.5"`` -> floats."""
+    text = str(text).strip().strip("[]")
+    return np.array([float(np.float32(v)) for v in text.split(",") if v.strip()])
+
+
+def _tree_structure(tree: dict) -> tuple[TreeStructure, np.ndarray]:
+    param = tree.get("tree_param", {})
+    if int(param.get("size_leaf_vector", "1") or 1) > 1:
+        raise ValueError(
+            "XGBoost vector-leaf trees (multi_strategy='multi_output_tree') are "
+            "not supported: a leaf holds one value per output"
+        )
+    left = np.asarray(tree["left_children"], dtype=np.int64)
+    right = np.asarray(tree["right_children"], dtype=np.int64)
+    feature = tree["split_indices"]
+    # Split values and leaf values share one float32 field; round-tripping the
+    # JSON's shortest decimal through float32 recovers the exact float32.
+    cond = np.asarray(tree["split_conditions"], dtype=np.float32).astype(np.float64)
+    default_left = tree["default_left"]
+    split_type = tree.get("split_type", [0] * len(left))
+    cats = tree.get("categories", [])
+    cat_of_node = {
+        int(nid): tuple(int(c) for c in cats[int(beg):int(beg) + int(size)])
+        for nid, beg, size in zip(
+            tree.get("categories_nodes", []),
+            tree.get("categories_segments", []),
+            tree.get("categories_sizes", []),
+        )
+    }
+    n = left.shape[0]
+    cond_left = [None] * n
+    cond_right = [None] * n
+    for i in np.flatnonzero(left >= 0).tolist():
+        f = int(feature[i])
+        m = bool(default_left[i])
+        if int(split_type[i]) == 1:
+            # XGBoost sends the listed categories RIGHT; negative values are
+            # invalid categories and go left (category_cast="floor").
+            c = cat_of_node.get(i, ())
+            kw = dict(dtype="float32", category_cast="floor")
+            cond_left[i] = Condition(f, "not in", categories=c, missing=m, **kw)
+            cond_right[i] = Condition(f, "in", categories=c, missing=not m, **kw)
+        else:
+            thr = float(cond[i])
+            cond_left[i] = Condition(f, "<", thr, missing=m, dtype="float32")
+            cond_right[i] = Condition(f, ">=", thr, missing=not m, dtype="float32")
+    leaf_id = np.where(left < 0, np.arange(n, dtype=np.int64), -1)
+    return TreeStructure(left, right, cond_left, cond_right, leaf_id), cond
+
+
+def _is_dmatrix(X) -> bool:
+    import xgboost as xgb
+
+    return isinstance(X, xgb.DMatrix)
+
+
+class XGBoostAdapter(Adapter):
+    """XGBoost gbtree / dart models.
+
+    Raw prediction: ``predict(X, output_margin=True)``, using the trees the
+    model predicts with: ``best_iteration + 1`` rounds for a sklearn wrapper
+    fitted with early stopping, every tree for a raw ``Booster`` (as
+    ``Booster.predict`` does).  ``tree_scale`` is dart's ``weight_drop`` (1 for
+    gbtree).  Baseline: ``base_score`` through the objective's link.
+    """
+
+    source = "xgboost"
+
+    def __init__(self, model):
+        import xgboost as xgb
+
+        if isinstance(model, xgb.XGBModel):
+            from sklearn.utils.validation import check_is_fitted
+
+            check_is_fitted(model)
+            self.wrapper = model
+            booster = model.get_booster()
+            try:
+                n_rounds = int(model.best_iteration) + 1
+            except AttributeError:
+                n_rounds = None
+            missing = getattr(model, "missing", np.nan)
+            if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+                warnings.warn(
+                    f"the XGBoost model treats {missing!r} as missing; firecy's "
+                    "rule conditions treat only NaN as missing, so replace "
+                    f"{missing!r} by NaN before evaluating rules on data",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        elif isinstance(model, xgb.Booster):
+            self.wrapper = None
+            booster = model
+            n_rounds = None
+        else:  # pragma: no cover - dispatch guarantees the type
+            raise TypeError(f"not an XGBoost model: {type(model)!r}")
+        self.booster = booster
+
+        learner = json.loads(booster.save_raw(raw_format="json"))["learner"]
+        gb = learner["gradient_booster"]
+        name = gb.get("name")
+        if name == "gblinear":
+            raise ValueError(
+                "an XGBoost gblinear model has no trees, hence no rules; "
+                "use booster='gbtree' or 'dart'"
+            )
+        if name == "dart":
+            weight_drop = np.asarray(gb.get("weight_drop", []), dtype=np.float64)
+            model_json = gb["gbtree"]["model"]
+        elif name == "gbtree":
+            weight_drop = None
+            model_json = gb["model"]
+        else:
+            raise TypeError(f"unknown XGBoost booster {name!r}")
+
+        trees = model_json["trees"]
+        tree_info = np.asarray(model_json["tree_info"], dtype=np.int64)
+        indptr = model_json.get("iteration_indptr")
+        if n_rounds is not None and indptr is not None:
+            n_rounds = min(n_rounds, len(indptr) - 1)
+            n_trees = int(indptr[n_rounds])
+        else:
+            n_trees = len(trees)
+            n_rounds = 0  # 0 = all, in XGBoost's iteration_range
+        self.iteration_range = (0, n_rounds)
+        if n_trees == 0:
+            raise ValueError("the XGBoost model has no trees")
+
+        param = learner["learner_model_param"]
+        n_class = int(param.get("num_class", "0") or 0)
+        n_target = int(param.get("num_target", "1") or 1)
+        self.n_outputs = max(n_class, n_target, 1, int(tree_info.max()) + 1)
+        self.n_features_in = int(param["num_feature"])
+        names = booster.feature_names
+        self.feature_names = list(names) if names is not None else None
+        self.raw_prediction = "predict(X, output_margin=True)"
+
+        base = _parse_base_score(param.get("base_score", "0"))
+        if base.size == 1:
+            base = np.repeat(base, self.n_outputs)
+        objective = learner.get("objective", {}).get("name", "")
+        if objective in _LOGIT_OBJECTIVES:
+            base = np.log(base / (1.0 - base))
+        elif objective in _LOG_OBJECTIVES:
+            base = np.log(base)
+        self._base = base
+
+        blocks = []
+        for t in range(n_trees):
+            struct, values = _tree_structure(trees[t])
+            scale = 1.0 if weight_drop is None else float(weight_drop[t])
+            # pred_leaf columns follow the order of the JSON trees
+            # (round x class x parallel tree).
+            blocks.append(Block(struct, values, int(tree_info[t]), scale, t))
+        self.blocks = blocks
+
+    def _dmatrix(self, X):
+        import xgboost as xgb
+
+        if isinstance(X, xgb.DMatrix):
+            return X
+        if hasattr(X, "iloc"):  # a DataFrame carries its own names and types
+            return xgb.DMatrix(X, enable_categorical=True)
+        return xgb.DMatrix(
+            X,
+            feature_names=self.booster.feature_names,
+            feature_types=self.booster.feature_types,
+            enable_categorical=True,
+        )
+
+    def apply(self, X):
+        if self.wrapper is not None and not _is_dmatrix(X):
+            ids = self.wrapper.apply(X, iteration_range=self.iteration_range)
+        else:
+            ids = self.booster.predict(
+                self._dmatrix(X), pred_leaf=True, iteration_range=self.iteration_range
+            )
+        ids = np.asarray(ids)
+        # A single tree gives a 1-D array.
+        return ids.reshape(ids.shape[0], -1)
+
+    def baseline(self, X):
+        n = X.num_row() if _is_dmatrix(X) else X.shape[0]
+        if self.n_outputs == 1:
+            return np.full(n, self._base[0])
+        return np.tile(self._base, (n, 1))
+
+    def predict_raw(self, X):
+        if self.wrapper is not None and not _is_dmatrix(X):
+            out = self.wrapper.predict(X, output_margin=True, iteration_range=self.iteration_range)
+        else:
+            out = self.booster.predict(
+                self._dmatrix(X), output_margin=True, iteration_range=self.iteration_range
+            )
+        out = np.asarray(out, dtype=np.float64)
+        if self.n_outputs == 1:
+            return out.reshape(-1)
+        return out.reshape(out.shape[0], self.n_outputs)

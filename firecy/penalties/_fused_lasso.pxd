@@ -1,0 +1,61 @@
+# One-dimensional fused lasso (total variation) solvers: C-level API.
+#
+# Every function here is plain C: no Python objects, callable without the
+# GIL, and allocation-free (the caller provides the workspace, so a solver
+# that runs once per block update never touches malloc). Sizes are in
+# doubles; pass a buffer of at least ``*_work_size(n)`` doubles, aligned as
+# any double array is. ``out`` may alias the data array (``y`` / ``z``) for
+# in-place solves; it must not alias ``c``, ``a`` or ``work``.
+#
+# Return value: 0 on success, -1 on invalid arguments (n < 0; a penalty
+# level that is negative, NaN or infinite; gamma <= 0 or NaN with a
+# curvature array; an element whose loss is not convex, c_i * gamma < a_i).
+# On -1 the content of ``out`` is unspecified. Data values are not checked
+# (a NaN input gives NaN-ish output, never a crash or an endless loop).
+
+
+# Unweighted problem, Condat's direct algorithm:
+#     out = argmin_x 1/2 sum_i (x_i - y_i)^2 + lam * sum_{i>0} |x_i - x_{i-1}|
+# Typically linear time. ``work`` (fused_lasso_1d_work_size(n) doubles) is
+# only touched if the direct algorithm has rescanned more than a fixed
+# multiple of n elements (its worst case is quadratic): the rest of the
+# signal is then handed to the dynamic programme, which is linear in the
+# worst case. ``work`` may be NULL: no fallback, the direct algorithm runs
+# to completion (still exact).
+cdef Py_ssize_t fused_lasso_1d_work_size(Py_ssize_t n) noexcept nogil
+cdef int fused_lasso_1d(const double* y, Py_ssize_t n, double lam,
+                        double* out, double* work) noexcept nogil
+
+
+# Weighted problem with an optional L1 term, by Johnson's dynamic programme:
+#     out = argmin_x sum_i [c_i/2 (x_i - z_i)^2 + lam1 |x_i|]
+#                    + lam_tv * sum_{i>0} |x_i - x_{i-1}|
+# c_i >= 0 (c_i == 0: the element has no data term); ``c`` may be NULL for
+# unit weights. lam1 == 0 drops the L1 term. Linear time in the worst case.
+# Where the minimiser is not unique (only possible with zero weights) one is
+# chosen deterministically: the last element takes the minimiser closest to
+# 0, each earlier one the point of its own minimising interval closest to
+# its right neighbour. Workspace: fused_lasso_dp_l1_work_size(n) = 7n + 6.
+cdef Py_ssize_t fused_lasso_dp_l1_work_size(Py_ssize_t n) noexcept nogil
+cdef int fused_lasso_dp_l1(const double* z, const double* c, Py_ssize_t n,
+                           double lam_tv, double lam1, double* out,
+                           double* work) noexcept nogil
+
+
+# Weighted problem with an L1 or a per-element MCP term:
+#     out = argmin_x sum_i [c_i/2 (x_i - z_i)^2 + phi_i(x_i)]
+#                    + lam_tv * sum_{i>0} |x_i - x_{i-1}|
+#     phi_i(x) = lam1 |x| - a_i x^2 / (2 gamma)   if |x| <= gamma lam1 / a_i
+#              = gamma lam1^2 / (2 a_i)           otherwise
+# (firecy's MCP: concavity gamma scaled by the per-element curvature a_i, see
+# _separable.pyx). a_i == 0, a == NULL, or gamma <= 0 with a == NULL give
+# phi_i = lam1 |x| (L1). Convexity requires c_i * gamma >= a_i for every i
+# (checked: -1 otherwise). Same tie rule as fused_lasso_dp_l1. Linear time
+# without MCP elements; with them, O(n log n) in the worst case (the MCP
+# kinks at +-gamma lam1 / a_i enter a heap) and near-linear in practice.
+# Workspace: fused_lasso_dp_work_size(n) = 15n + 10 + ceil(n / 4) doubles.
+cdef Py_ssize_t fused_lasso_dp_work_size(Py_ssize_t n) noexcept nogil
+cdef int fused_lasso_dp(const double* z, const double* c, Py_ssize_t n,
+                        double lam_tv, double lam1, double gamma,
+                        const double* a, double* out,
+                        double* work) noexcept nogil

@@ -1,0 +1,1167 @@
+"""Fast solvers for the one-dimensional fused lasso (total-variation denoising).
+
+Two algorithms, both exact (up to rounding) and allocation-free at C level
+(declarations and workspace sizes in ``_fused_lasso.pxd``):
+
+* ``fused_lasso_1d``: the unweighted problem
+
+      argmin_x 1/2 sum_i (x_i - y_i)^2 + lam sum_{i>0} |x_i - x_{i-1}|
+
+  by Condat's direct algorithm (IEEE SPL 2013), written from the dual view
+  below so that its end-of-signal restarts are provably right (the published
+  2013 code mishandles a corner case there).
+* ``fused_lasso_dp`` / ``fused_lasso_dp_l1``: the weighted problem
+
+      argmin_x sum_i [c_i/2 (x_i - z_i)^2 + phi_i(x_i)] + lam_tv TV(x)
+
+  with phi_i = 0, lam1 |x| or firecy's MCP (concavity gamma / a_i), by
+  Johnson's dynamic programme (JCGS 2013) extended to losses whose
+  derivative has kinks.
+
+Dual view used throughout. With u_0 = u_n = 0 and
+u_{i+1} = u_i + c_i (x_i - z_i) + s_i (s_i a subgradient of phi_i at x_i),
+x is optimal iff |u_i| <= lam_tv for all i and u_i = lam_tv sign(x_i - x_{i-1})
+wherever x_i != x_{i-1}. The tests check exactly this certificate.
+"""
+import time
+
+import numpy as np
+
+from libc.math cimport INFINITY, fabs, isfinite
+from libc.string cimport memmove, memset
+
+
+# ---------------------------------------------------------------------------
+# Condat's direct algorithm (unweighted)
+# ---------------------------------------------------------------------------
+#
+# Condat's sign convention: w_{k+1} = w_k + y_k - x_k with w_0 = w_n = 0 and
+# |w| <= lam; w = +lam where the signal then steps down, -lam where it steps
+# up. The algorithm grows a segment [k0, k] whose boundary dual w_{k0} is
+# known (0 at the start, +lam after a step down, -lam after a step up) and
+# keeps the interval [vmin, vmax] of constant values for which every
+# w_{j+1}, k0 <= j <= k, stays in [-lam, lam]. umin / umax are w_{k+1} at
+# vmin / vmax; kminus / kplus are the last positions where the bound that
+# fixes vmin / vmax is tight (w = +lam at vmin, w = -lam at vmax).
+#
+# * If element k+1 pushes w below -lam even at vmin, no constant value
+#   survives: the segment ends at kminus with value vmin and the signal steps
+#   down (w_{kminus+1} = +lam, tight by construction). Symmetrically for
+#   vmax / kplus / step up.
+# * At the end, w_n = 0 is needed: w_n(v) is decreasing in v, so if
+#   w_n(vmin) = umin < 0 the value would have to go below vmin, which the
+#   bound at kminus forbids: break there and restart; likewise for umax > 0.
+#   Otherwise the root v = vmin + umin / length is the last value.
+#
+# A restart begins a fresh segment at the break point with its boundary dual
+# (+lam or -lam) and rescans from there. Every emitted segment is final, and
+# the next segment provably moves in the stated direction (the old value
+# stays feasible for the rescanned prefix and fails where the old segment
+# failed), so the emitted x with the w's satisfies the optimality
+# certificate. Rescans make the worst case quadratic, and smooth signals
+# under heavy fusion do rescan a lot (a noisy ramp at lam = 1e4 takes ~40 n
+# steps). So the step count is bounded by ``ratio`` times the farthest
+# position scanned plus ``slack``: past that, the caller hands the rest of
+# the signal to the linear-time dynamic programme.
+
+cdef inline double _monotone(double v, double last, double w0) noexcept nogil:
+    # A segment after a step down (w0 = +lam) is <= the previous one, after a
+    # step up (w0 = -lam) >= it. In exact arithmetic the algorithm guarantees
+    # this; rounding can leave a "step" of one ulp the wrong way between two
+    # segments that are really equal, which would contradict the dual
+    # certificate. Clamping makes such segments exactly equal.
+    if w0 > 0.0 and v > last:
+        return last
+    if w0 < 0.0 and v < last:
+        return last
+    return v
+
+
+cdef Py_ssize_t _condat(const double* y, Py_ssize_t n, double lam, double* x,
+                        Py_ssize_t ratio, Py_ssize_t slack,
+                        Py_ssize_t* stop_at,
+                        double* stop_w0, double* stop_last) noexcept nogil:
+    """Run the direct algorithm; return the number of steps taken.
+
+    If the step budget ran out, ``x[:stop_at[0]]`` is final and the
+    rest solves the same problem on ``y[stop_at[0]:]`` with the boundary dual
+    ``stop_w0[0]`` (i.e. with ``y[stop_at[0]] + stop_w0[0]`` as first value),
+    and ``stop_last[0]`` is the value just before; otherwise
+    ``stop_at[0] = n``.
+    """
+    cdef Py_ssize_t k0 = 0, k = 0, kminus = 0, kplus = 0, j, steps = 0
+    cdef Py_ssize_t kfar = 0
+    cdef double twolam = 2.0 * lam
+    cdef double vmin = y[0] - lam, vmax = y[0] + lam
+    cdef double umin = lam, umax = -lam, w0 = 0.0
+    cdef double umin_next, umax_next, ynext, v, last = 0.0
+    while True:
+        steps += 1
+        if k > kfar:
+            kfar = k
+        if steps > ratio * kfar + slack:
+            stop_at[0] = k0
+            stop_w0[0] = w0
+            stop_last[0] = last
+            return steps
+        if k == n - 1:
+            if umin < 0.0:
+                v = _monotone(vmin, last, w0)
+                for j in range(k0, kminus + 1):
+                    x[j] = v
+                last = v
+                kminus += 1
+                k0 = kminus
+                k = kminus
+                kplus = kminus
+                w0 = lam
+                vmin = y[k]
+                vmax = vmin + twolam
+                umin = lam
+                umax = -lam
+            elif umax > 0.0:
+                v = _monotone(vmax, last, w0)
+                for j in range(k0, kplus + 1):
+                    x[j] = v
+                last = v
+                kplus += 1
+                k0 = kplus
+                k = kplus
+                kminus = kplus
+                w0 = -lam
+                vmax = y[k]
+                vmin = vmax - twolam
+                umin = lam
+                umax = -lam
+            else:
+                v = _monotone(vmin + umin / <double>(k - k0 + 1), last, w0)
+                for j in range(k0, n):
+                    x[j] = v
+                stop_at[0] = n
+                return steps
+        else:
+            ynext = y[k + 1]
+            umin_next = umin + ynext - vmin
+            umax_next = umax + ynext - vmax
+            if umin_next < -lam:
+                v = _monotone(vmin, last, w0)
+                for j in range(k0, kminus + 1):
+                    x[j] = v
+                last = v
+                kminus += 1
+                k0 = kminus
+                k = kminus
+                kplus = kminus
+                w0 = lam
+                vmin = y[k]
+                vmax = vmin + twolam
+                umin = lam
+                umax = -lam
+            elif umax_next > lam:
+                v = _monotone(vmax, last, w0)
+                for j in range(k0, kplus + 1):
+                    x[j] = v
+                last = v
+                kplus += 1
+                k0 = kplus
+                k = kplus
+                kminus = kplus
+                w0 = -lam
+                vmax = y[k]
+                vmin = vmax - twolam
+                umin = lam
+                umax = -lam
+            else:
+                k += 1
+                umin = umin_next
+                umax = umax_next
+                if umin >= lam:
+                    # raise vmin until w_{k+1}(vmin) = lam exactly
+                    vmin += (umin - lam) / <double>(k - k0 + 1)
+                    umin = lam
+                    kminus = k
+                if umax <= -lam:
+                    vmax += (umax + lam) / <double>(k - k0 + 1)
+                    umax = -lam
+                    kplus = k
+
+
+# Direct-algorithm steps allowed per position before falling back to the
+# dynamic programme. Noise, piecewise-constant and moderately fused signals
+# take 1-2.5 steps per element; a step costs about a third of a
+# dynamic-programme element, so beyond ~4 the programme is faster anyway.
+cdef enum:
+    _CONDAT_RATIO = 4
+    _CONDAT_SLACK = 256
+
+
+cdef Py_ssize_t fused_lasso_1d_work_size(Py_ssize_t n) noexcept nogil:
+    return fused_lasso_dp_l1_work_size(n)
+
+
+cdef int fused_lasso_1d(const double* y, Py_ssize_t n, double lam,
+                        double* out, double* work) noexcept nogil:
+    cdef Py_ssize_t j
+    if n < 0 or not (lam >= 0.0) or not isfinite(lam):
+        return -1
+    if n == 0:
+        return 0
+    if lam == 0.0 or n == 1:
+        if out != y:
+            for j in range(n):
+                out[j] = y[j]
+        return 0
+    if work == NULL:
+        _condat_then_dp(y, n, lam, out, NULL, 0, (<Py_ssize_t>1) << 62)
+    else:
+        _condat_then_dp(y, n, lam, out, work, _CONDAT_RATIO, _CONDAT_SLACK)
+    return 0
+
+
+cdef Py_ssize_t _condat_then_dp(const double* y, Py_ssize_t n, double lam,
+                                double* out, double* work, Py_ssize_t ratio,
+                                Py_ssize_t slack) noexcept nogil:
+    """Direct algorithm, the dynamic programme finishing if its step budget
+    runs out. Returns the number of direct-algorithm steps (n >= 2, lam > 0)."""
+    cdef Py_ssize_t stop_at = n, steps, j
+    cdef double w0 = 0.0, last = 0.0, first, v
+    steps = _condat(y, n, lam, out, ratio, slack, &stop_at, &w0, &last)
+    if stop_at < n:
+        _dp_solve(y + stop_at, NULL, n - stop_at, lam, 0.0, 0.0, NULL, w0,
+                  out + stop_at, work)
+        # same one-ulp direction fix as between the direct algorithm's segments
+        first = out[stop_at]
+        v = _monotone(first, last, w0)
+        if v != first:
+            j = stop_at
+            while j < n and out[j] == first:
+                out[j] = v
+                j += 1
+    return steps
+
+
+# ---------------------------------------------------------------------------
+# Dynamic programme (weighted, with L1 / MCP)
+# ---------------------------------------------------------------------------
+#
+# Forward pass. F_1 = f_1 and F_i = f_i + B_{i-1}, where
+# B_i(x) = min_x' F_i(x') + lam |x - x'| is the best cost of x_1..x_i given
+# x_{i+1} = x. With F_i convex, B_i' = clip(F_i', -lam, lam): below the point
+# lo_i where F_i' reaches -lam the derivative is flattened to -lam, above the
+# point hi_i where it reaches +lam to +lam. Backward pass: x_n minimises F_n,
+# and x_i = clip(x_{i+1}, lo_i, hi_i) minimises F_i(x) + lam |x_{i+1} - x|.
+#
+# Representation of a derivative F' (piecewise linear, non-decreasing, with
+# jumps): linear "tails" a x + b beyond the outermost knots, and knots, each
+# adding (da x + db) to the piece on its right. Knots live in three places,
+# merged by position during a scan:
+#   * a deque of knots created by clipping. A left clip removes knots from
+#     the left end and pushes one at lo_i, which lies left of every remaining
+#     knot, so the deque stays sorted without ever searching;
+#   * one accumulated knot at 0: every L1 or MCP term puts a jump of 2 lam1
+#     there, so all of them merge into a single number;
+#   * (MCP only) the kinks at +-gamma lam1 / a_i, one pair per element at
+#     arbitrary positions, in a min-heap and a max-heap with lazy deletion.
+# Each scan step removes a knot and each element adds O(1) knots, so the
+# forward pass is amortised linear (heap operations add a log for MCP).
+#
+# Robustness. Tails are maintained directly (sums of c_i, exact clip levels)
+# rather than by accumulating knot deltas, and a scan that runs out of knots
+# switches to the opposite tail. Crossings inside a piece are clamped to the
+# piece, and a piece whose slope is not positive (possible only by rounding,
+# or with all-zero weights) takes an end point: no division by a zero or
+# tiny slope can throw the solution outside its bracket.
+
+cdef struct Knot:
+    double x       # position
+    double da      # change of slope at x (left to right)
+    double db      # change of intercept at x
+
+
+cdef struct HeapEntry:
+    double key     # position (negated in the max-heap)
+    Py_ssize_t id  # 2 i for the kink at -gamma lam1 / a_i, 2 i + 1 for +
+
+
+# Which knot sources a problem has. The forward pass and the scans are
+# written once over this fused type, so Cython emits one C version per case
+# and the plain and L1 versions carry no code for the sources they lack
+# (the tag argument itself is never read).
+cdef struct _NoPenalty:
+    char unused
+cdef struct _L1Penalty:
+    char unused
+cdef struct _MCPPenalty:
+    char unused
+ctypedef fused _KnotSet:
+    _NoPenalty
+    _L1Penalty
+    _MCPPenalty
+
+
+cdef struct DPState:
+    Knot* dq
+    Py_ssize_t head      # first live knot of the deque
+    Py_ssize_t tail      # one past the last live knot
+    double left_a        # F' = left_a x + left_b left of every knot
+    double left_b
+    double right_a       # F' = right_a x + right_b right of every knot
+    double right_b
+    double zero_jump     # jump of F' at 0 (0: no knot there)
+    bint kinks_sorted    # MCP kinks in a sorted array (small n) or heaps
+    HeapEntry* sorted_kinks  # live kinks at [kink_head, kink_tail), sorted
+    Py_ssize_t kink_head
+    Py_ssize_t kink_tail
+    HeapEntry* min_heap  # MCP kinks by position
+    HeapEntry* max_heap  # MCP kinks by negated position
+    Py_ssize_t min_size
+    Py_ssize_t max_size
+    unsigned char* dead  # kink consumed from the other heap
+    const double* curv
+    double inv_gamma
+    double lam1
+
+
+cdef inline void _heap_push(HeapEntry* heap, Py_ssize_t* size, double key,
+                            Py_ssize_t id) noexcept nogil:
+    cdef Py_ssize_t i = size[0], parent
+    size[0] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent].key <= key:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i].key = key
+    heap[i].id = id
+
+
+cdef inline void _heap_pop(HeapEntry* heap, Py_ssize_t* size) noexcept nogil:
+    cdef Py_ssize_t last = size[0] - 1, i = 0, child
+    cdef HeapEntry moved = heap[last]
+    size[0] = last
+    while True:
+        child = 2 * i + 1
+        if child >= last:
+            break
+        if child + 1 < last and heap[child + 1].key < heap[child].key:
+            child += 1
+        if heap[child].key >= moved.key:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = moved
+
+
+# MCP kinks. Up to _sorted_kinks_max_n elements they live in one sorted
+# array: an insertion shifts the shorter side by one slot (a memmove of a few
+# dozen entries at the sizes of firecy's blocks, cheaper than heap
+# operations), removals at either end are O(1). Beyond that, a min-heap and
+# a max-heap hold every kink, and a kink consumed through one heap is marked
+# dead and skipped when it surfaces in the other (O(log n) per operation, so
+# no quadratic worst case).
+cdef Py_ssize_t _sorted_kinks_max_n = 512   # tests change it (see below)
+
+
+cdef inline void _kink_push(DPState* s, double key, Py_ssize_t id) noexcept nogil:
+    cdef Py_ssize_t lo, hi, mid
+    cdef HeapEntry* arr
+    if not s.kinks_sorted:
+        _heap_push(s.min_heap, &s.min_size, key, id)
+        _heap_push(s.max_heap, &s.max_size, -key, id)
+        return
+    arr = s.sorted_kinks
+    lo = s.kink_head
+    hi = s.kink_tail
+    while lo < hi:   # first entry with a larger key
+        mid = (lo + hi) >> 1
+        if arr[mid].key <= key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo - s.kink_head < s.kink_tail - lo:
+        memmove(arr + s.kink_head - 1, arr + s.kink_head,
+                (lo - s.kink_head) * sizeof(HeapEntry))
+        s.kink_head -= 1
+        lo -= 1
+    else:
+        memmove(arr + lo + 1, arr + lo, (s.kink_tail - lo) * sizeof(HeapEntry))
+        s.kink_tail += 1
+    arr[lo].key = key
+    arr[lo].id = id
+
+
+cdef inline double _kink_min(DPState* s) noexcept nogil:
+    """Leftmost live MCP kink (+inf if none)."""
+    if s.kinks_sorted:
+        if s.kink_head < s.kink_tail:
+            return s.sorted_kinks[s.kink_head].key
+        return INFINITY
+    while s.min_size > 0 and s.dead[s.min_heap[0].id]:
+        _heap_pop(s.min_heap, &s.min_size)
+    if s.min_size > 0:
+        return s.min_heap[0].key
+    return INFINITY
+
+
+cdef inline double _kink_max(DPState* s) noexcept nogil:
+    """Rightmost live MCP kink (-inf if none)."""
+    if s.kinks_sorted:
+        if s.kink_head < s.kink_tail:
+            return s.sorted_kinks[s.kink_tail - 1].key
+        return -INFINITY
+    while s.max_size > 0 and s.dead[s.max_heap[0].id]:
+        _heap_pop(s.max_heap, &s.max_size)
+    if s.max_size > 0:
+        return -s.max_heap[0].key
+    return -INFINITY
+
+
+cdef inline Py_ssize_t _kink_pop_min(DPState* s) noexcept nogil:
+    """Remove the kink _kink_min just returned; return its id."""
+    cdef Py_ssize_t id
+    if s.kinks_sorted:
+        s.kink_head += 1
+        return s.sorted_kinks[s.kink_head - 1].id
+    id = s.min_heap[0].id
+    _heap_pop(s.min_heap, &s.min_size)
+    s.dead[id] = 1
+    return id
+
+
+cdef inline Py_ssize_t _kink_pop_max(DPState* s) noexcept nogil:
+    """Remove the kink _kink_max just returned; return its id."""
+    cdef Py_ssize_t id
+    if s.kinks_sorted:
+        s.kink_tail -= 1
+        return s.sorted_kinks[s.kink_tail].id
+    id = s.max_heap[0].id
+    _heap_pop(s.max_heap, &s.max_size)
+    s.dead[id] = 1
+    return id
+
+
+cdef inline void _kink_delta(DPState* s, Py_ssize_t id, double* da,
+                             double* db) noexcept nogil:
+    # Inside (-k, 0) the MCP derivative is -lam1 - a x / gamma and inside
+    # (0, k) it is lam1 - a x / gamma; beyond +-k it is 0 (continuous there).
+    cdef double slope = s.curv[id >> 1] * s.inv_gamma
+    da[0] = slope if (id & 1) else -slope
+    db[0] = -s.lam1
+
+
+cdef inline double _clip_left(DPState* s, double level,
+                              _KnotSet* kind) noexcept nogil:
+    """Flatten F' to ``level`` left of where it first reaches ``level``.
+
+    Returns that point (-inf if F' >= level everywhere: nothing to do).
+    """
+    cdef double a = s.left_a, b = s.left_b, prev = -INFINITY
+    cdef double t, tk, xc, da, db
+    cdef int source
+    cdef Py_ssize_t id
+    if a <= 0.0 and b >= level:
+        return -INFINITY
+    while True:
+        source = 0
+        t = INFINITY
+        if s.head < s.tail:
+            t = s.dq[s.head].x
+            source = 1
+        if _KnotSet is not _NoPenalty:
+            if s.zero_jump > 0.0 and t > 0.0:
+                t = 0.0
+                source = 2
+        if _KnotSet is _MCPPenalty:
+            tk = _kink_min(s)
+            if tk < t:
+                t = tk
+                source = 3
+        if source == 0:
+            # no knot left: the last piece is the right tail, kept exactly
+            a = s.right_a
+            b = s.right_b
+            if a > 0.0:
+                xc = (level - b) / a
+                if xc < prev:
+                    xc = prev
+            elif prev > -INFINITY:
+                xc = prev
+            else:
+                xc = 0.0   # F' constant below level: unbounded, not reachable
+            break
+        if a * t + b > level:
+            # crossing inside (prev, t)
+            if a > 0.0:
+                xc = (level - b) / a
+                if xc < prev:
+                    xc = prev
+                elif xc > t:
+                    xc = t
+            elif prev > -INFINITY:
+                xc = prev
+            else:
+                xc = t
+            break
+        if source == 1:
+            da = s.dq[s.head].da
+            db = s.dq[s.head].db
+            s.head += 1
+        elif source == 2:
+            da = 0.0
+            db = s.zero_jump
+            s.zero_jump = 0.0
+        else:
+            _kink_delta(s, _kink_pop_min(s), &da, &db)
+        a += da
+        b += db
+        prev = t
+        if a * t + b >= level:
+            xc = t   # the jump at t crosses the level
+            break
+    s.head -= 1
+    s.dq[s.head].x = xc
+    s.dq[s.head].da = a
+    s.dq[s.head].db = b - level
+    s.left_a = 0.0
+    s.left_b = level
+    return xc
+
+
+cdef inline double _clip_right(DPState* s, double level,
+                               _KnotSet* kind) noexcept nogil:
+    """Flatten F' to ``level`` right of where it last is below ``level``.
+
+    Returns that point (+inf if F' <= level everywhere: nothing to do).
+    """
+    cdef double a = s.right_a, b = s.right_b, prev = INFINITY
+    cdef double t, tk, xc, da, db
+    cdef int source
+    cdef Py_ssize_t id
+    if a <= 0.0 and b <= level:
+        return INFINITY
+    while True:
+        source = 0
+        t = -INFINITY
+        if s.head < s.tail:
+            t = s.dq[s.tail - 1].x
+            source = 1
+        if _KnotSet is not _NoPenalty:
+            if s.zero_jump > 0.0 and t < 0.0:
+                t = 0.0
+                source = 2
+        if _KnotSet is _MCPPenalty:
+            tk = _kink_max(s)
+            if tk > t:
+                t = tk
+                source = 3
+        if source == 0:
+            a = s.left_a
+            b = s.left_b
+            if a > 0.0:
+                xc = (level - b) / a
+                if xc > prev:
+                    xc = prev
+            elif prev < INFINITY:
+                xc = prev
+            else:
+                xc = 0.0
+            break
+        if a * t + b < level:
+            # crossing inside (t, prev)
+            if a > 0.0:
+                xc = (level - b) / a
+                if xc > prev:
+                    xc = prev
+                elif xc < t:
+                    xc = t
+            elif prev < INFINITY:
+                xc = prev
+            else:
+                xc = t
+            break
+        if source == 1:
+            s.tail -= 1
+            da = s.dq[s.tail].da
+            db = s.dq[s.tail].db
+        elif source == 2:
+            da = 0.0
+            db = s.zero_jump
+            s.zero_jump = 0.0
+        else:
+            _kink_delta(s, _kink_pop_max(s), &da, &db)
+        a -= da
+        b -= db
+        prev = t
+        if a * t + b <= level:
+            xc = t
+            break
+    s.dq[s.tail].x = xc
+    s.dq[s.tail].da = -a
+    s.dq[s.tail].db = level - b
+    s.tail += 1
+    s.right_a = 0.0
+    s.right_b = level
+    return xc
+
+
+cdef inline double _separable_solution(double z, double c, double lam1,
+                                       double gamma, double curv) noexcept nogil:
+    """argmin_x c/2 (x - z)^2 + phi(x); 0 when that is a whole interval."""
+    cdef double az = fabs(z), knot, denom, x
+    if c <= 0.0:
+        return 0.0   # phi alone (or nothing): 0 is a minimiser
+    if lam1 <= 0.0:
+        return z
+    if curv > 0.0:
+        knot = gamma * lam1 / curv
+        if az > knot:
+            return z
+        if c * az <= lam1:
+            return 0.0
+        denom = c - curv / gamma
+        if denom > 0.0:
+            x = (c * az - lam1) / denom
+            if x > knot:
+                x = knot
+        else:
+            x = knot   # loss linear on (0, knot), decreasing: go to the knot
+        return x if z > 0.0 else -x
+    if az <= lam1 / c:
+        return 0.0
+    return z - lam1 / c if z > 0.0 else z + lam1 / c
+
+
+cdef inline int _dp_forward(DPState* s, const double* z, const double* c,
+                            Py_ssize_t n, double lam, double lam1, double gamma,
+                            const double* curv, double first_shift, double* lo,
+                            double* hi, _KnotSet* kind) noexcept nogil:
+    """Forward pass: lo[i], hi[i] for i < n - 1, and x_{n-1} in lo[n-1]."""
+    cdef Py_ssize_t i
+    cdef double ci, zi, ai, knot, root_lo, root_hi, x
+    for i in range(n):
+        ci = 1.0 if c == NULL else c[i]
+        zi = z[i]
+        if i == 0:
+            zi += first_shift
+        # data term: c (x - z) is added to every piece, i.e. to both tails
+        s.left_a += ci
+        s.right_a += ci
+        s.left_b -= ci * zi
+        s.right_b -= ci * zi
+        if _KnotSet is not _NoPenalty:
+            s.zero_jump += 2.0 * lam1
+            ai = curv[i] if _KnotSet is _MCPPenalty else 0.0
+            knot = INFINITY
+            if ai > 0.0:
+                if not (ci * gamma >= ai):
+                    return -1
+                knot = gamma * lam1 / ai
+            if knot < INFINITY:
+                # MCP: derivative 0 beyond the kinks, so tails are unchanged
+                _kink_push(s, -knot, 2 * i)
+                _kink_push(s, knot, 2 * i + 1)
+            else:
+                s.left_b -= lam1
+                s.right_b += lam1
+        if i + 1 < n:
+            lo[i] = _clip_left(s, -lam, kind)
+            hi[i] = _clip_right(s, lam, kind)
+        else:
+            # root of F_n': its zero set is [root_lo, root_hi]; take the
+            # point nearest 0
+            root_lo = _clip_left(s, 0.0, kind)
+            root_hi = _clip_right(s, 0.0, kind)
+            x = 0.0
+            if x < root_lo:
+                x = root_lo
+            if x > root_hi:
+                x = root_hi
+            lo[i] = x
+    return 0
+
+
+cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,
+                   double lam, double lam1, double gamma, const double* curv,
+                   double first_shift, double* out, double* work) noexcept nogil:
+    """Shared core. ``c`` NULL: unit weights; ``curv`` NULL: no MCP.
+
+    ``first_shift`` is added to z_0 (the boundary dual when Condat's
+    algorithm hands over the rest of a signal; 0 otherwise).
+    """
+    cdef DPState s
+    cdef double* hi = work
+    cdef Py_ssize_t i, cap
+    cdef double ci, zi, ai, lo, x
+    cdef int status
+    cdef bint use_kinks = curv != NULL and lam1 > 0.0
+    if n <= 0:
+        return 0
+
+    if lam == 0.0:
+        for i in range(n):
+            ci = 1.0 if c == NULL else c[i]
+            zi = z[i] + (first_shift if i == 0 else 0.0)
+            ai = curv[i] if use_kinks else 0.0
+            if ai > 0.0 and not (ci * gamma >= ai):
+                return -1
+            out[i] = _separable_solution(zi, ci, lam1, gamma, ai)
+        return 0
+
+    cap = 2 * n + 2
+    s.dq = <Knot*>(work + n)
+    # head and tail only ever move outwards by one per clip (n clips each
+    # way at most), so starting in the middle of 2n + 2 slots never wraps
+    s.head = n + 1
+    s.tail = n + 1
+    s.left_a = 0.0
+    s.left_b = 0.0
+    s.right_a = 0.0
+    s.right_b = 0.0
+    s.zero_jump = 0.0
+    s.min_size = 0
+    s.max_size = 0
+    s.curv = curv
+    s.lam1 = lam1
+    s.inv_gamma = 0.0
+    s.kinks_sorted = n <= _sorted_kinks_max_n
+    s.sorted_kinks = NULL
+    s.kink_head = 0
+    s.kink_tail = 0
+    s.min_heap = NULL
+    s.max_heap = NULL
+    s.dead = NULL
+    if use_kinks:
+        s.inv_gamma = 1.0 / gamma
+        if s.kinks_sorted:
+            # 2n insertions, each moving one end outwards by one slot: start
+            # in the middle of 4n + 2 slots
+            s.sorted_kinks = <HeapEntry*>(work + n + 3 * cap)
+            s.kink_head = 2 * n + 1
+            s.kink_tail = 2 * n + 1
+        else:
+            s.min_heap = <HeapEntry*>(work + n + 3 * cap)
+            s.max_heap = s.min_heap + 2 * n
+            s.dead = <unsigned char*>(s.max_heap + 2 * n)
+            memset(s.dead, 0, 2 * n)
+
+    if use_kinks:
+        status = _dp_forward(&s, z, c, n, lam, lam1, gamma, curv, first_shift,
+                             out, hi, <_MCPPenalty*>NULL)
+    elif lam1 > 0.0:
+        status = _dp_forward(&s, z, c, n, lam, lam1, gamma, NULL, first_shift,
+                             out, hi, <_L1Penalty*>NULL)
+    else:
+        status = _dp_forward(&s, z, c, n, lam, 0.0, gamma, NULL, first_shift,
+                             out, hi, <_NoPenalty*>NULL)
+    if status != 0:
+        return status
+
+    x = out[n - 1]
+    for i in range(n - 2, -1, -1):
+        lo = out[i]
+        if x < lo:
+            x = lo
+        elif x > hi[i]:
+            x = hi[i]
+        out[i] = x
+    return 0
+
+
+cdef inline bint _bad_level(double lam) noexcept nogil:
+    return not (lam >= 0.0) or not isfinite(lam)
+
+
+cdef Py_ssize_t fused_lasso_dp_l1_work_size(Py_ssize_t n) noexcept nogil:
+    if n <= 0:
+        return 0
+    return n + 3 * (2 * n + 2)
+
+
+cdef Py_ssize_t fused_lasso_dp_work_size(Py_ssize_t n) noexcept nogil:
+    if n <= 0:
+        return 0
+    # + MCP kinks: two heaps of 2n (key, id) pairs and 2n "dead" bytes, or
+    # (small n) one sorted array of 4n + 2 pairs
+    return fused_lasso_dp_l1_work_size(n) + 8 * n + 4 + (2 * n + 7) // 8
+
+
+cdef int fused_lasso_dp_l1(const double* z, const double* c, Py_ssize_t n,
+                           double lam_tv, double lam1, double* out,
+                           double* work) noexcept nogil:
+    if n < 0 or _bad_level(lam_tv) or _bad_level(lam1):
+        return -1
+    return _dp_solve(z, c, n, lam_tv, lam1, 0.0, NULL, 0.0, out, work)
+
+
+cdef int fused_lasso_dp(const double* z, const double* c, Py_ssize_t n,
+                        double lam_tv, double lam1, double gamma,
+                        const double* a, double* out,
+                        double* work) noexcept nogil:
+    if n < 0 or _bad_level(lam_tv) or _bad_level(lam1):
+        return -1
+    if a != NULL and (not (gamma > 0.0) or not isfinite(gamma)):
+        return -1
+    return _dp_solve(z, c, n, lam_tv, lam1, gamma, a, 0.0, out, work)
+
+
+# ---------------------------------------------------------------------------
+# Python API
+# ---------------------------------------------------------------------------
+
+def _as_signal(values, name):
+    arr = np.ascontiguousarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return arr
+
+
+def _as_level(value, name):
+    value = float(value)
+    if not np.isfinite(value) or value < 0.0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return value
+
+
+def _as_elementwise(values, name, n):
+    arr = _as_signal(values, name)
+    if arr.shape[0] != n:
+        raise ValueError(
+            f"{name} has length {arr.shape[0]}, expected {n} (the signal's length)")
+    if np.any(arr < 0.0):
+        raise ValueError(f"{name} must be non-negative")
+    return arr
+
+
+def fused_lasso(y, lam):
+    """Unweighted 1-D fused lasso (total-variation denoising).
+
+    Solves ``argmin_x 1/2 sum_i (x_i - y_i)**2 + lam * sum_{i>0} |x_i - x_{i-1}|``
+    exactly, in linear time in practice, by Condat's direct algorithm.
+
+    Parameters
+    ----------
+    y : array_like of shape (n,)
+        Signal; finite values.
+    lam : float
+        Fusion level, ``>= 0``.
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+        The (unique) minimiser.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D or not finite, or ``lam`` is negative or not finite.
+
+    See Also
+    --------
+    fused_lasso_weighted : weights, L1 and MCP terms.
+
+    Notes
+    -----
+    Adding ``lam1 * ||x||_1`` to this (equal-weight) problem is solved exactly
+    by soft-thresholding the result at ``lam1``; with unequal weights it is
+    not (use :func:`fused_lasso_weighted`).
+    """
+    cdef const double[::1] y_view
+    cdef double[::1] out_view, work_view
+    cdef double lam_c = _as_level(lam, "lam")
+    cdef Py_ssize_t n
+    cdef int status
+    y_arr = _as_signal(y, "y")
+    n = y_arr.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return out
+    work = np.empty(max(fused_lasso_1d_work_size(n), 1), dtype=np.float64)
+    y_view = y_arr
+    out_view = out
+    work_view = work
+    with nogil:
+        status = fused_lasso_1d(&y_view[0], n, lam_c, &out_view[0], &work_view[0])
+    if status != 0:  # pragma: no cover - arguments were validated above
+        raise ValueError("invalid arguments")
+    return out
+
+
+def _prepare_weighted(z, lam_tv, weights, lam1, gamma, curvature):
+    z_arr = _as_signal(z, "z")
+    n = z_arr.shape[0]
+    lam_tv = _as_level(lam_tv, "lam_tv")
+    lam1 = _as_level(lam1, "lam1")
+    c_arr = None if weights is None else _as_elementwise(weights, "weights", n)
+    a_arr = None
+    if gamma is None:
+        if curvature is not None:
+            raise ValueError("curvature is only used with gamma (MCP)")
+        gamma = 0.0
+    else:
+        gamma = float(gamma)
+        if not np.isfinite(gamma) or gamma <= 0.0:
+            raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
+        if curvature is None:
+            a_arr = np.ones(n) if c_arr is None else c_arr
+        else:
+            a_arr = _as_elementwise(curvature, "curvature", n)
+        c_eff = np.ones(n) if c_arr is None else c_arr
+        bad = (a_arr > 0.0) & ~(c_eff * gamma >= a_arr)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                "MCP term makes the problem non-convex: need "
+                f"weights * gamma >= curvature, element {i} has weight "
+                f"{c_eff[i]!r}, curvature {a_arr[i]!r}, gamma {gamma!r}")
+    return z_arr, lam_tv, c_arr, lam1, gamma, a_arr
+
+
+def fused_lasso_weighted(z, lam_tv, weights=None, lam1=0.0, gamma=None,
+                         curvature=None):
+    """Weighted 1-D fused lasso with an optional L1 or MCP term.
+
+    Solves::
+
+        argmin_x  sum_i [ c_i/2 (x_i - z_i)**2 + phi_i(x_i) ]
+                  + lam_tv * sum_{i>0} |x_i - x_{i-1}|
+
+    with ``c = weights`` and ``phi_i(x) = lam1 |x|`` (L1, ``gamma=None``) or
+    firecy's MCP with per-element concavity ``gamma / a_i``::
+
+        phi_i(x) = lam1 |x| - a_i x**2 / (2 gamma)   if |x| <= gamma lam1 / a_i
+                 = gamma lam1**2 / (2 a_i)           otherwise
+
+    by Johnson's dynamic programme (linear time; ``O(n log n)`` worst case
+    with MCP).
+
+    Parameters
+    ----------
+    z : array_like of shape (n,)
+        Centres of the data terms; finite.
+    lam_tv : float
+        Fusion level, ``>= 0``.
+    weights : array_like of shape (n,), optional
+        ``c_i >= 0``; default all ones. A zero weight leaves the element with
+        no data term (its value is then set by its neighbours and ``phi_i``).
+    lam1 : float, default=0.0
+        Sparsity level, ``>= 0``.
+    gamma : float, optional
+        MCP concavity (``> 0``). ``None`` (default) gives the L1 term.
+    curvature : array_like of shape (n,), optional
+        ``a_i >= 0`` for MCP; default ``weights`` (the curvature of the data
+        term, as firecy's block updates use it). ``a_i = 0`` gives L1 for
+        that element. The problem must stay convex:
+        ``weights * gamma >= curvature`` elementwise.
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+        A minimiser. It is unique when all weights are positive; otherwise
+        ties are broken deterministically (the last element takes the
+        minimiser closest to 0, each earlier element the value closest to its
+        right neighbour's).
+
+    Raises
+    ------
+    ValueError
+        On non-finite or non-1-D inputs, length mismatches, negative
+        weights, curvature or levels, ``gamma <= 0``, ``curvature`` without
+        ``gamma``, or a non-convex MCP term.
+
+    See Also
+    --------
+    fused_lasso : the unweighted problem (faster).
+    """
+    cdef const double[::1] z_view, c_view, a_view
+    cdef double[::1] out_view, work_view
+    cdef const double* c_ptr = NULL
+    cdef const double* a_ptr = NULL
+    cdef Py_ssize_t n
+    cdef double lam_c, lam1_c, gamma_c
+    cdef int status
+    z_arr, lam_tv, c_arr, lam1, gamma, a_arr = _prepare_weighted(
+        z, lam_tv, weights, lam1, gamma, curvature)
+    n = z_arr.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return out
+    lam_c = lam_tv
+    lam1_c = lam1
+    gamma_c = gamma
+    z_view = z_arr
+    out_view = out
+    if c_arr is not None:
+        c_view = c_arr
+        c_ptr = &c_view[0]
+    if a_arr is not None:
+        a_view = a_arr
+        a_ptr = &a_view[0]
+        work = np.empty(fused_lasso_dp_work_size(n), dtype=np.float64)
+        work_view = work
+        with nogil:
+            status = fused_lasso_dp(&z_view[0], c_ptr, n, lam_c, lam1_c, gamma_c,
+                                    a_ptr, &out_view[0], &work_view[0])
+    else:
+        work = np.empty(fused_lasso_dp_l1_work_size(n), dtype=np.float64)
+        work_view = work
+        with nogil:
+            status = fused_lasso_dp_l1(&z_view[0], c_ptr, n, lam_c, lam1_c,
+                                       &out_view[0], &work_view[0])
+    if status != 0:  # pragma: no cover - arguments were validated above
+        raise ValueError("invalid arguments")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Benchmark and test helpers (not public API)
+# ---------------------------------------------------------------------------
+
+def _time_solver(str solver, z, double lam_tv, weights=None, double lam1=0.0,
+                 gamma=None, curvature=None, Py_ssize_t repeat=1,
+                 str clock="thread"):
+    """Seconds taken by ``repeat`` back-to-back calls of a C-level solver.
+
+    The calls run in one ``nogil`` loop on preallocated buffers, so the
+    figure excludes all Python overhead. ``solver``: ``"condat"``
+    (``fused_lasso_1d``), ``"dp"`` (``fused_lasso_dp_l1``, weights and
+    ``lam1`` as given) or ``"dp_mcp"`` (``fused_lasso_dp``). ``clock``:
+    ``"thread"`` (this thread's CPU time: what the solver costs, not counting
+    time other processes hold the core) or ``"wall"``.
+    """
+    cdef const double[::1] z_view, c_view, a_view
+    cdef double[::1] out_view, work_view
+    cdef const double* c_ptr = NULL
+    cdef const double* a_ptr = NULL
+    cdef Py_ssize_t n, r
+    cdef int kind, status = 0
+    cdef double gamma_c
+    z_arr, lam_tv, c_arr, lam1, gamma, a_arr = _prepare_weighted(
+        z, lam_tv, weights, lam1, gamma, curvature)
+    n = z_arr.shape[0]
+    if n == 0:
+        raise ValueError("empty signal")
+    kind = {"condat": 0, "dp": 1, "dp_mcp": 2}[solver]
+    if kind == 2 and a_arr is None:
+        raise ValueError("dp_mcp needs gamma")
+    gamma_c = gamma
+    z_view = z_arr
+    out = np.empty(n)
+    out_view = out
+    if c_arr is not None:
+        c_view = c_arr
+        c_ptr = &c_view[0]
+    if a_arr is not None:
+        a_view = a_arr
+        a_ptr = &a_view[0]
+    work = np.empty(fused_lasso_dp_work_size(n))
+    work_view = work
+    timer = {"thread": time.thread_time, "wall": time.perf_counter}[clock]
+    start = timer()
+    with nogil:
+        for r in range(repeat):
+            if kind == 0:
+                status |= fused_lasso_1d(&z_view[0], n, lam_tv, &out_view[0],
+                                         &work_view[0])
+            elif kind == 1:
+                status |= fused_lasso_dp_l1(&z_view[0], c_ptr, n, lam_tv, lam1,
+                                            &out_view[0], &work_view[0])
+            else:
+                status |= fused_lasso_dp(&z_view[0], c_ptr, n, lam_tv, lam1,
+                                         gamma_c, a_ptr, &out_view[0],
+                                         &work_view[0])
+    elapsed = timer() - start
+    if status != 0:
+        raise ValueError("invalid arguments")
+    return elapsed
+
+
+def _condat_with_budget(y, double lam, Py_ssize_t ratio=0,
+                        Py_ssize_t slack=(<Py_ssize_t>1) << 62):
+    """Test hook: the direct algorithm with a step budget of ``ratio`` steps
+    per position reached plus ``slack`` (default: unlimited).
+
+    Returns ``(x, steps, handed_over)``: the solution, the number of steps
+    the direct algorithm took, and whether the dynamic programme finished it.
+    """
+    cdef const double[::1] y_view
+    cdef double[::1] out_view, work_view
+    cdef Py_ssize_t n, steps, stop_at = 0
+    cdef double w0 = 0.0, last = 0.0
+    y_arr = _as_signal(y, "y")
+    n = y_arr.shape[0]
+    if n < 2 or lam <= 0.0:
+        raise ValueError("need n >= 2 and lam > 0")
+    out = np.empty(n)
+    work = np.empty(fused_lasso_1d_work_size(n))
+    y_view = y_arr
+    out_view = out
+    work_view = work
+    with nogil:
+        steps = _condat(&y_view[0], n, lam, &out_view[0], ratio, slack,
+                        &stop_at, &w0, &last)
+    if stop_at < n:
+        # rerun through the production path so the hand-over is what's tested
+        with nogil:
+            _condat_then_dp(&y_view[0], n, lam, &out_view[0], &work_view[0],
+                            ratio, slack)
+    return out, steps, stop_at < n
+
+
+def _set_sorted_kinks_max_n(Py_ssize_t value):
+    """Test hook: largest n whose MCP kinks use the sorted array (default
+    512); returns the previous value. Not thread-safe."""
+    global _sorted_kinks_max_n
+    previous = _sorted_kinks_max_n
+    _sorted_kinks_max_n = value
+    return previous
+
+
+def _call_c(str solver, z, double lam_tv, weights=None, double lam1=0.0,
+            double gamma=0.0, curvature=None, bint inplace=False,
+            bint null_work=False):
+    """Test hook: call a C-level solver on raw arguments (no validation).
+
+    Returns ``(status, out)``. ``inplace``: ``out`` is the data array itself;
+    ``null_work``: pass NULL as workspace (only ``"condat"`` accepts it).
+    """
+    cdef double[::1] z_view, out_view, work_view
+    cdef const double[::1] c_view, a_view
+    cdef const double* c_ptr = NULL
+    cdef const double* a_ptr = NULL
+    cdef double* work_ptr = NULL
+    cdef Py_ssize_t n
+    cdef int status
+    z_arr = np.array(z, dtype=np.float64).ravel()
+    n = z_arr.shape[0]
+    out = z_arr if inplace else np.full(n, np.nan)
+    work = np.full(fused_lasso_dp_work_size(n) + 1, np.nan)
+    z_view = z_arr
+    out_view = out
+    work_view = work
+    if not null_work:
+        work_ptr = &work_view[0]
+    if weights is not None:
+        c_arr = np.ascontiguousarray(weights, dtype=np.float64)
+        c_view = c_arr
+        c_ptr = &c_view[0]
+    if curvature is not None:
+        a_arr = np.ascontiguousarray(curvature, dtype=np.float64)
+        a_view = a_arr
+        a_ptr = &a_view[0]
+    # a zero-length array has no element 0 to point at: use the workspace
+    cdef double* z_ptr = &z_view[0] if n > 0 else &work_view[0]
+    cdef double* out_ptr = &out_view[0] if n > 0 else &work_view[0]
+    if solver == "condat":
+        status = fused_lasso_1d(z_ptr, n, lam_tv, out_ptr, work_ptr)
+    elif solver == "dp":
+        status = fused_lasso_dp_l1(z_ptr, c_ptr, n, lam_tv, lam1, out_ptr,
+                                   work_ptr)
+    elif solver == "dp_mcp":
+        status = fused_lasso_dp(z_ptr, c_ptr, n, lam_tv, lam1, gamma, a_ptr,
+                                out_ptr, work_ptr)
+    else:
+        raise ValueError(solver)
+    return status, out

@@ -1,0 +1,318 @@
+"""Pictures of extracted rule sets and of regularisation paths.
+
+matplotlib is imported only when a function here is called (install it with
+``pip install matplotlib`` or ``pip install "firecy[plot]"``).  The functions
+draw on a :class:`matplotlib.figure.Figure` of their own (no pyplot state, no
+GUI backend needed) unless given an ``ax``, and return the figure.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from firecy.rules import (
+    ALL_ROWS,
+    _check_coef,
+    _names,
+    _support,
+    _tree_of,
+    _unpack,
+    format_conditions,
+)
+
+__all__ = ["plot_rules", "plot_path"]
+
+NODE_GID = "firecy-node"
+LEAF_GID = "firecy-leaf"
+
+_NODE_COLOR = "#fdd9a0"  # antecedents (split nodes), as in the paper's figure
+_NODE_EDGE = "#c07a12"
+
+
+def _require_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError(
+            "firecy.plotting needs matplotlib, which is not installed: "
+            "pip install matplotlib  (or: pip install 'firecy[plot]')"
+        ) from None
+    return Figure
+
+
+# ---------------------------------------------------------------------------
+# partial trees
+# ---------------------------------------------------------------------------
+class _PartialTree:
+    """The kept leaves of one tree and the split nodes on their paths."""
+
+    def __init__(self, ensemble, t, kept_cols):
+        lo, hi = int(ensemble.block_ptr[t]), int(ensemble.block_ptr[t + 1])
+        self.tree = t
+        # first (leftmost) leaf under every internal node of the whole tree,
+        # and the condition that sends a row to that node's left child
+        first_leaf, left_cond, depth = {}, {}, {}
+        for j in range(lo, hi):
+            path = [int(n) for n in ensemble.node_paths[j]]
+            conds = ensemble.rules[j]
+            for k, n in enumerate(path):
+                if n not in first_leaf:
+                    first_leaf[n] = j
+                    left_cond[n] = conds[k] if k < len(conds) else None
+                    depth[n] = k
+        self.leaves = sorted(int(j) for j in kept_cols)
+        self.paths = {j: [int(n) for n in ensemble.node_paths[j]] for j in self.leaves}
+        nodes = sorted({n for j in self.leaves for n in self.paths[j]},
+                       key=lambda n: (depth[n], first_leaf[n]))
+        self.nodes = nodes
+        self.first_leaf = first_leaf
+        self.left_cond = left_cond
+        self.depth = depth
+        self.height = max((len(p) for p in self.paths.values()), default=0)
+
+    def width(self):
+        return len(self.leaves)
+
+    def layout(self, x0):
+        """x, y of every leaf (key ("leaf", j)) and node (key ("node", n))."""
+        pos = {}
+        for i, j in enumerate(self.leaves):
+            pos[("leaf", j)] = (x0 + i, -float(len(self.paths[j])))
+        for n in self.nodes:
+            xs = [pos[("leaf", j)][0] for j in self.leaves if n in self.paths[j]]
+            pos[("node", n)] = ((min(xs) + max(xs)) / 2.0, -float(self.depth[n]))
+        return pos
+
+    def edges(self):
+        """(parent key, child key, is_left) for every drawn edge."""
+        out = set()
+        for j in self.leaves:
+            path = self.paths[j]
+            keys = [("node", n) for n in path] + [("leaf", j)]
+            for a, b in zip(keys[:-1], keys[1:]):
+                parent = a[1]
+                child_first = j if b[0] == "leaf" else self.first_leaf[b[1]]
+                out.add((a, b, child_first == self.first_leaf[parent]))
+        return sorted(out, key=str)
+
+
+def _node_label(cond, names, wrap):
+    if cond is None:
+        return "?"
+    text = format_conditions([cond], names, simplify=False)
+    name = names[cond.feature] if names is not None else f"x{cond.feature}"
+    rest = text[len(name):].strip() if text.startswith(name) else text
+    name = "\n".join(textwrap.wrap(name, wrap)) or name
+    return f"{name}\n{rest}"
+
+
+def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
+               sample_weight=None, max_width=12, wrap=18, fontsize=8, title=True):
+    """Draw the kept rules as the partial trees they come from.
+
+    For every tree with a kept leaf, the split nodes on the kept leaves' paths
+    (the antecedents, drawn once even when several rules share them) and the
+    kept leaves, each labelled with its rank in :func:`firecy.rules.rules_report`
+    and its contribution ``weight * leaf_value``.  A split node shows the
+    test that sends rows to its left ("yes") branch; leaves are coloured by
+    the sign and size of their contribution (red adds, blue subtracts).  This
+    is the picture of Figure 10 of the FIRE paper.
+
+    Parameters
+    ----------
+    ensemble : RuleEnsemble or fitted FIRE estimator
+    coef : array-like of shape (n_rules,), optional
+        Rule weights (the estimator's ``coef_`` by default).
+    feature_names : sequence of str, optional
+    ax : matplotlib Axes, optional
+        Draw here; a new figure sized to the trees otherwise.
+    X, sample_weight : optional
+        Data on which to print each rule's support under its contribution.
+    max_width : int, default=12
+        Leaves per row of trees before the trees wrap onto a new row.
+    wrap : int, default=18
+        Wrap feature names longer than this many characters.
+    fontsize : float, default=8
+    title : bool or str, default=True
+        A title with the numbers of rules, trees and antecedents (or the
+        given text).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Split-node texts carry the gid ``"firecy-node"``, leaf texts
+        ``"firecy-leaf"``.
+    """
+    Figure = _require_matplotlib()
+    import matplotlib as mpl
+
+    ensemble, coef, _, est_names = _unpack(ensemble, coef)
+    if feature_names is None:
+        feature_names = est_names
+    names = _names(ensemble, feature_names)
+    coef = _check_coef(ensemble, coef)
+    kept = np.flatnonzero(coef)
+    contrib = coef * np.asarray(ensemble.leaf_values, dtype=np.float64)
+    order = sorted(kept.tolist(), key=lambda j: (-abs(contrib[j]), j))
+    rank = {j: i + 1 for i, j in enumerate(order)}
+    support = _support(ensemble, X, sample_weight) if X is not None else None
+
+    trees = {}
+    for j, t in zip(kept.tolist(), _tree_of(ensemble, kept).tolist()):
+        trees.setdefault(t, []).append(j)
+    parts = [_PartialTree(ensemble, t, cols) for t, cols in sorted(trees.items())]
+
+    # pack trees into rows of at most max_width leaves
+    rows, cur, cur_w = [], [], 0
+    for p in parts:
+        if cur and cur_w + p.width() > max_width:
+            rows.append(cur)
+            cur, cur_w = [], 0
+        cur.append(p)
+        cur_w += p.width() + 0.5
+    if cur:
+        rows.append(cur)
+    row_w = max([sum(p.width() for p in r) + 0.5 * (len(r) - 1) for r in rows] or [1])
+    row_h = [max(p.height for p in r) + 1.6 for r in rows] or [1.0]
+
+    if ax is None:
+        fig = Figure(figsize=(max(4.0, 1.45 * row_w + 0.6), max(2.0, 1.0 * sum(row_h) + 0.6)),
+                     layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    ax.set_axis_off()
+
+    vmax = float(np.max(np.abs(contrib[kept]))) if kept.size else 1.0
+    cmap = mpl.colormaps["RdBu_r"]
+    bbox_node = dict(boxstyle="round,pad=0.35", fc=_NODE_COLOR, ec=_NODE_EDGE, lw=0.8)
+    y_off = 0.0
+    for r, h in zip(rows, row_h):
+        x0 = 0.0
+        for p in r:
+            pos = p.layout(x0)
+            pos = {k: (x, y + y_off) for k, (x, y) in pos.items()}
+            for a, b, is_left in p.edges():
+                (xa, ya), (xb, yb) = pos[a], pos[b]
+                ax.plot([xa, xb], [ya, yb], color="0.45", lw=0.9, zorder=1)
+                ax.text((xa + xb) / 2, (ya + yb) / 2, "yes" if is_left else "no",
+                        fontsize=fontsize - 1.5, color="0.3", style="italic",
+                        ha="center", va="center", zorder=2,
+                        bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none"))
+            for n in p.nodes:
+                x, y = pos[("node", n)]
+                ax.text(x, y, _node_label(p.left_cond[n], names, wrap), ha="center",
+                        va="center", fontsize=fontsize, bbox=bbox_node, zorder=3,
+                        gid=NODE_GID)
+            for j in p.leaves:
+                x, y = pos[("leaf", j)]
+                c = contrib[j]
+                fc = cmap(0.5 + 0.45 * c / vmax) if vmax > 0 else cmap(0.5)
+                label = f"#{rank[j]}\n{c:+.3g}"
+                if not p.paths[j]:
+                    label = f"{ALL_ROWS}\n" + label
+                if support is not None:
+                    label += f"\n{100 * support[j]:.0f}% rows"
+                dark = abs(c) > 0.6 * vmax
+                ax.text(x, y, label, ha="center", va="center", fontsize=fontsize,
+                        fontweight="bold", color="white" if dark else "black",
+                        bbox=dict(boxstyle="round,pad=0.35", fc=fc, ec="0.3", lw=0.8),
+                        zorder=3, gid=LEAF_GID)
+            root_x = (pos[("leaf", p.leaves[0])][0] + pos[("leaf", p.leaves[-1])][0]) / 2
+            ax.text(root_x, y_off + 0.55, f"tree {p.tree}", ha="center", va="bottom",
+                    fontsize=fontsize, color="0.25")
+            x0 += p.width() + 0.5
+        y_off -= h
+    ax.set_xlim(-0.6, row_w - 0.4)
+    ax.set_ylim(y_off + 0.5, 1.0)
+    if title:
+        if title is True:
+            from firecy.rules import count_antecedents
+
+            title = (f"{kept.size} rules from {len(parts)} trees, "
+                     f"{count_antecedents(ensemble, coef)} antecedents (orange)")
+        ax.set_title(title, fontsize=fontsize + 2)
+    if not kept.size:
+        ax.text(0.5, 0.5, "no rules kept", ha="center", va="center",
+                transform=ax.transAxes)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# paths
+# ---------------------------------------------------------------------------
+def _get(path, key, default=None):
+    if isinstance(path, dict):
+        return path.get(key, default)
+    try:
+        return path[key]
+    except (TypeError, KeyError, IndexError):
+        return getattr(path, key, default)
+
+
+def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=None,
+              **line_kwargs):
+    """Error along a regularisation path against the number of rules.
+
+    Parameters
+    ----------
+    path : dict-like or PathResult
+        With arrays ``n_rules`` and ``validation_error`` (an estimator's
+        ``path_``); ``objectives`` is plotted when there is no
+        ``validation_error``.
+    ax : matplotlib Axes, optional
+        Draw here (call again with the same ``ax`` to compare paths).
+    budget : int, optional
+        Draw the rule budget as a vertical line.
+    label : str, optional
+        Legend label of this path.
+    selected : int, optional
+        Index of the selected point, marked with a star (default: the
+        path's ``selected`` entry if it has one).
+    metric : str, optional
+        Y-axis label (default: "validation error" or "objective").
+    **line_kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    Figure = _require_matplotlib()
+    n_rules = np.asarray(_get(path, "n_rules"), dtype=float)
+    err = _get(path, "validation_error")
+    ylabel = "validation error"
+    if err is None:
+        err, ylabel = _get(path, "objectives"), "objective"
+    if err is None:
+        raise ValueError("the path has neither 'validation_error' nor 'objectives'")
+    err = np.asarray(err, dtype=float)
+    if ax is None:
+        fig = Figure(figsize=(6.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    line_kwargs.setdefault("marker", "o")
+    line_kwargs.setdefault("markersize", 3.5)
+    # points beyond the rule budget carry an infinite validation error
+    ok = np.isfinite(err) & np.isfinite(n_rules)
+    (line,) = ax.plot(n_rules[ok], err[ok], label=label, **line_kwargs)
+    if selected is None:
+        selected = _get(path, "selected")
+    if selected is not None and np.ndim(selected) == 0 and ok[int(selected)]:
+        k = int(selected)
+        ax.plot([n_rules[k]], [err[k]], marker="*", markersize=14, color=line.get_color(),
+                markeredgecolor="black", linestyle="none", zorder=5)
+    if budget is not None and not any(getattr(l, "_firecy_budget", False) for l in ax.lines):
+        vl = ax.axvline(budget, color="0.4", linestyle="--", lw=1)
+        vl._firecy_budget = True
+        ax.text(budget, 1.0, f" budget {budget}", transform=ax.get_xaxis_transform(),
+                va="top", ha="left", fontsize=8, color="0.3")
+    ax.set_xlabel("number of rules")
+    ax.set_ylabel(metric or ylabel)
+    ax.grid(True, alpha=0.3)
+    if label is not None:
+        ax.legend()
+    return fig

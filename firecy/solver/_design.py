@@ -1,0 +1,247 @@
+"""The block design the solver works on.
+
+A design is a matrix M (n_samples x n_columns) whose columns are split into
+contiguous blocks (one block per tree). Two storage layouts:
+
+* tree layout: every row has exactly one nonzero per block (a row lands in one
+  leaf of each tree). Stored as an (n_samples, n_blocks) int32 table of the
+  column each row lands in, the per-column leaf values, and the column -> rows
+  lists. A third of CSC's size, and row access is a contiguous row of the
+  table.
+* general layout: any sparsity (rules that are not tree leaves, blocks with
+  overlapping supports). Stored as CSC plus a CSR copy for row access.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["BlockDesign"]
+
+
+def _check_block_ptr(block_ptr, n_columns):
+    block_ptr = np.asarray(block_ptr)
+    if block_ptr.ndim != 1 or block_ptr.shape[0] < 2:
+        raise ValueError("block_ptr must be a 1-D array of at least 2 block boundaries")
+    if not np.issubdtype(block_ptr.dtype, np.integer):
+        if not np.all(np.isfinite(block_ptr)) or np.any(block_ptr != np.round(block_ptr)):
+            raise ValueError("block_ptr must hold integer column boundaries")
+    block_ptr = block_ptr.astype(np.intp)
+    if block_ptr[0] != 0 or block_ptr[-1] != n_columns:
+        raise ValueError(
+            f"blocks must cover the columns: block_ptr must start at 0 and end at "
+            f"n_columns={n_columns}, got {block_ptr[0]} .. {block_ptr[-1]}"
+        )
+    if np.any(np.diff(block_ptr) <= 0):
+        raise ValueError("block_ptr must be strictly increasing (no empty blocks)")
+    return np.ascontiguousarray(block_ptr)
+
+
+def _check_finite(values, what):
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{what} contains NaN or infinity")
+
+
+class BlockDesign:
+    """A design matrix split into blocks of columns, in the solver's layout.
+
+    Build it with :meth:`from_leaf_table` (tree ensembles) or
+    :meth:`from_matrix` (any matrix and block boundaries).
+
+    Attributes
+    ----------
+    n_samples, n_columns, n_blocks : int
+    block_ptr : ndarray of shape (n_blocks + 1,)
+        Block t holds columns ``block_ptr[t]:block_ptr[t + 1]``.
+    is_tree : bool
+        True for the tree layout (one nonzero per row per block).
+    """
+
+    def __init__(self):
+        raise TypeError("use BlockDesign.from_leaf_table or BlockDesign.from_matrix")
+
+    @classmethod
+    def _new(cls):
+        return object.__new__(cls)
+
+    @classmethod
+    def from_leaf_table(cls, leaf_table, leaf_values, block_ptr):
+        """Tree layout: row i lands in column ``leaf_table[i, t]`` of block t.
+
+        Parameters
+        ----------
+        leaf_table : array-like of int, shape (n_samples, n_blocks)
+            Global column index of the leaf each row lands in, per tree; the
+            column must belong to that tree's block.
+        leaf_values : array-like of float, shape (n_columns,)
+            The nonzero value of each column (the leaf's value).
+        block_ptr : array-like of int, shape (n_blocks + 1,)
+            Block boundaries.
+        """
+        leaf_values = np.ascontiguousarray(leaf_values, dtype=np.float64)
+        if leaf_values.ndim != 1 or leaf_values.shape[0] == 0:
+            raise ValueError("leaf_values must be a non-empty 1-D array")
+        _check_finite(leaf_values, "the design (leaf_values)")
+        n_columns = leaf_values.shape[0]
+        block_ptr = _check_block_ptr(block_ptr, n_columns)
+        table = np.asarray(leaf_table)
+        if table.ndim != 2:
+            raise ValueError(f"leaf_table must be 2-D, got shape {table.shape}")
+        if table.shape[0] == 0:
+            raise ValueError("the design is empty: leaf_table has no rows")
+        n_blocks = block_ptr.shape[0] - 1
+        if table.shape[1] != n_blocks:
+            raise ValueError(
+                f"leaf_table has {table.shape[1]} columns but block_ptr describes "
+                f"{n_blocks} blocks"
+            )
+        if not np.issubdtype(table.dtype, np.integer):
+            raise TypeError(f"leaf_table must hold integers, got dtype {table.dtype}")
+        table = np.ascontiguousarray(table, dtype=np.int32)
+        lo, hi = block_ptr[:-1], block_ptr[1:]
+        if np.any(table < lo) or np.any(table >= hi):
+            raise ValueError("leaf_table sends a row to a column outside its tree's block")
+
+        self = cls._new()
+        self.is_tree = True
+        self.n_samples, self.n_blocks = table.shape
+        self.n_columns = n_columns
+        self.block_ptr = block_ptr
+        self.leaf_table = table
+        self.leaf_values = leaf_values
+        # column -> rows lists: a stable counting sort of the flattened table
+        flat = table.ravel()
+        order = np.argsort(flat, kind="stable")
+        self.col_rows = np.ascontiguousarray(order // self.n_blocks, dtype=np.int32)
+        counts = np.bincount(flat, minlength=n_columns)
+        self.col_ptr = np.zeros(n_columns + 1, dtype=np.intp)
+        np.cumsum(counts, out=self.col_ptr[1:])
+        self.col_vals = None
+        self.row_ptr = self.row_cols = self.row_vals = None
+        self.block_is_diagonal = np.ones(self.n_blocks, dtype=bool)
+        return self
+
+    @classmethod
+    def from_matrix(cls, M, block_ptr):
+        """General layout from any matrix (dense or scipy sparse).
+
+        Parameters
+        ----------
+        M : array-like or sparse matrix of shape (n_samples, n_columns)
+        block_ptr : array-like of int, shape (n_blocks + 1,)
+            Block boundaries.
+        """
+        if sp.issparse(M):
+            csc = sp.csc_matrix(M, dtype=np.float64)
+        else:
+            arr = np.asarray(M)
+            if arr.dtype == object or not (
+                np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
+            ):
+                raise TypeError(f"the design must be numeric, got dtype {arr.dtype}")
+            if arr.ndim != 2:
+                raise ValueError(f"the design must be 2-D, got shape {arr.shape}")
+            csc = sp.csc_matrix(arr.astype(np.float64))
+        if csc.shape[0] == 0 or csc.shape[1] == 0:
+            raise ValueError(f"the design is empty (shape {csc.shape})")
+        csc.sum_duplicates()
+        csc.sort_indices()
+        _check_finite(csc.data, "the design")
+        block_ptr = _check_block_ptr(block_ptr, csc.shape[1])
+        csr = csc.tocsr()
+        csr.sort_indices()
+
+        self = cls._new()
+        self.is_tree = False
+        self.n_samples, self.n_columns = csc.shape
+        self.n_blocks = block_ptr.shape[0] - 1
+        self.block_ptr = block_ptr
+        self.col_ptr = csc.indptr.astype(np.intp)
+        self.col_rows = csc.indices.astype(np.int32)
+        self.col_vals = np.ascontiguousarray(csc.data, dtype=np.float64)
+        self.row_ptr = csr.indptr.astype(np.intp)
+        self.row_cols = csr.indices.astype(np.int32)
+        self.row_vals = np.ascontiguousarray(csr.data, dtype=np.float64)
+        self.leaf_table = None
+        self.leaf_values = None
+        # a block's curvature is diagonal when no row has two nonzeros in it
+        col_block = np.repeat(np.arange(self.n_blocks), np.diff(block_ptr))
+        entry_block = col_block[self.row_cols]
+        entry_row = np.repeat(np.arange(self.n_samples), np.diff(self.row_ptr))
+        keys = entry_row.astype(np.int64) * self.n_blocks + entry_block
+        uniq, counts = np.unique(keys, return_counts=True)
+        diag = np.ones(self.n_blocks, dtype=bool)
+        diag[(uniq[counts > 1] % self.n_blocks).astype(np.intp)] = False
+        self.block_is_diagonal = diag
+        return self
+
+    @classmethod
+    def coerce(cls, design, block_ptr=None):
+        """Return ``design`` as a BlockDesign (a matrix needs ``block_ptr``)."""
+        if isinstance(design, cls):
+            if block_ptr is not None:
+                raise ValueError("block_ptr is given twice: the design already has blocks")
+            return design
+        if block_ptr is None:
+            raise ValueError("a design matrix needs block_ptr (the block boundaries)")
+        return cls.from_matrix(design, block_ptr)
+
+    # -- linear algebra (vectorised NumPy; the solver has its own loops) --
+
+    def tocsc(self):
+        """The design as a ``scipy.sparse.csc_matrix``."""
+        if self.is_tree:
+            data = self.leaf_values[np.repeat(np.arange(self.n_columns), np.diff(self.col_ptr))]
+        else:
+            data = self.col_vals
+        return sp.csc_matrix(
+            (data, self.col_rows, self.col_ptr), shape=(self.n_samples, self.n_columns)
+        )
+
+    def matvec(self, w):
+        """``M @ w``."""
+        w = np.asarray(w, dtype=np.float64)
+        if self.is_tree:
+            return (self.leaf_values * w)[self.leaf_table].sum(axis=1)
+        return self.tocsc() @ w
+
+    def column_stats(self, sample_weight):
+        """Weighted column sums ``M^T s`` and curvatures ``(M * M)^T s``."""
+        csc = self.tocsc()
+        return csc.T @ sample_weight, csc.multiply(csc).T @ sample_weight
+
+    def block_lipschitz(self, sample_weight):
+        """Per block, the largest eigenvalue of ``M_t^T S M_t``.
+
+        Equals the largest curvature for diagonal blocks; computed by a dense
+        eigenvalue solve otherwise (blocks are small).
+        """
+        sums, curv = self.column_stats(sample_weight)
+        out = np.empty(self.n_blocks)
+        csc = None
+        for t in range(self.n_blocks):
+            lo, hi = self.block_ptr[t], self.block_ptr[t + 1]
+            if self.block_is_diagonal[t]:
+                out[t] = curv[lo:hi].max()
+                continue
+            if csc is None:
+                csc = self.tocsc()
+            block = csc[:, lo:hi]
+            gram = (block.T @ block.multiply(sample_weight[:, None])).toarray()
+            out[t] = np.linalg.eigvalsh(gram)[-1]
+        return out
+
+    def __repr__(self):
+        layout = "tree" if self.is_tree else "general"
+        return (
+            f"BlockDesign({layout}, n_samples={self.n_samples}, "
+            f"n_columns={self.n_columns}, n_blocks={self.n_blocks})"
+        )
+
+
+def check_scalar_nonneg(value, name):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value):
+        raise TypeError(f"{name} must be a finite real number, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be non-negative, got {value!r}")
+    return float(value)

@@ -1,0 +1,167 @@
+"""The command line: ``firecy demo``, ``firecy extract`` and its error messages."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from firecy.cli import main
+from firecy.rules import parse_rule
+
+ROOT = Path(__file__).resolve().parents[1]
+# small settings: the paper's 500 trees are the default, tests use fewer
+SMALL = ["--n-trees", "60", "--n-lambdas", "20", "--n-jobs", "1", "--no-progress"]
+
+
+def run(args, cwd, timeout=120):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["MPLBACKEND"] = "Agg"
+    return subprocess.run([sys.executable, "-m", "firecy", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_demo_end_to_end(tmp_path):
+    out = tmp_path / "pictures"
+    proc = run(["demo", "--output-dir", str(out), "--seed", "1", *SMALL], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    text = proc.stdout
+    lines = text.splitlines()
+    rule_lines = [ln for ln in lines if " if " in ln and " then " in ln]
+    assert 1 <= len(rule_lines) <= 14
+    names = ["age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"]
+    for ln in rule_lines:
+        cond = ln.split(" if ", 1)[1].split(" then ", 1)[0]
+        assert parse_rule(cond, names)  # the printed conditions are readable back
+    assert any(ln.startswith("intercept: ") for ln in lines)
+    assert "distinct antecedents" in text
+    for label in ("FIRE MCP", "L1 selection, same budget", "full random forest"):
+        assert label in text
+    assert "test MSE" in text
+    for name in ("rules.png", "path.png"):
+        png = out / name
+        assert png.exists() and png.stat().st_size > 5000
+        assert f"saved {png}" in text
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 240
+    X = rng.normal(size=(n, 4))
+    y = 3 * (X[:, 0] > 0.2) + 2 * (X[:, 1] < -0.5) * (X[:, 2] > 0) + 0.2 * rng.normal(size=n)
+    path = tmp_path / "data.csv"
+    with open(path, "w") as fh:
+        fh.write("id,height cm,weight,flag,noise,price\n")
+        for i in range(n):
+            a, b, c, t = (float(v) for v in (X[i, 0], X[i, 1], X[i, 3], y[i]))
+            fh.write(f"row{i},{a!r},{b!r},{int(X[i, 2] > 0)},{c!r},{t!r}\n")
+    return path
+
+
+def test_extract_writes_json(tmp_path, csv_file, capsys):
+    out = tmp_path / "rules.json"
+    code = main(["extract", str(csv_file), "--target", "price", "--drop", "id",
+                 "--max-rules", "6", "--output", str(out), "--seed", "0", *SMALL])
+    assert code == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["feature_names"] == ["height cm", "weight", "flag", "noise"]
+    assert doc["target"] == "price" and doc["model"] == "rf" and doc["max_rules"] == 6
+    assert 1 <= doc["n_rules"] == len(doc["rules"]) <= 6
+    assert isinstance(doc["intercept"], float)
+    contributions = [abs(r["contribution"]) for r in doc["rules"]]
+    assert contributions == sorted(contributions, reverse=True)
+    for r in doc["rules"]:
+        assert r["contribution"] == pytest.approx(r["weight"] * r["leaf_value"])
+        parsed = parse_rule(r["rule"], doc["feature_names"])
+        # the structured conditions say the same as the text
+        assert [(p.feature, p.op) for p in parsed] == [
+            (c["feature_index"], c["op"]) for c in r["conditions"]]
+        for c in r["conditions"]:
+            assert doc["feature_names"][c["feature_index"]] == c["feature"]
+        assert r["rule"] in printed
+        assert 0 < r["support"] <= 1
+    assert f"saved {out}" in printed
+
+
+@pytest.mark.parametrize("model", ["xgboost", "lightgbm"])
+def test_extract_other_models(tmp_path, csv_file, model, capsys):
+    pytest.importorskip(model)
+    out = tmp_path / "rules.json"
+    code = main(["extract", str(csv_file), "--target", "price", "--drop", "id", "--model",
+                 model, "--penalty", "l1", "--max-rules", "4", "--n-trees", "20",
+                 "--n-lambdas", "15", "--n-jobs", "1", "--no-progress", "--output", str(out)])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert doc["source"] == model and 1 <= doc["n_rules"] <= 4
+    op = "<" if model == "xgboost" else "<="
+    assert any(c["op"] in (op, ">=" if model == "xgboost" else ">")
+               for r in doc["rules"] for c in r["conditions"])
+
+
+def _bad_csv(tmp_path, kind):
+    p = tmp_path / f"{kind}.csv"
+    rows = ["a,b,y"] + [f"{i},{i % 3},{i * 0.5}" for i in range(30)]
+    if kind == "text":
+        rows = ["a,city,y"] + [f"{i},{'Paris' if i % 2 else 'Oslo'},{i}" for i in range(30)]
+    elif kind == "nan_y":
+        rows[5] = "4,1,"
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("case, args_fn, status, needle", [
+    ("unknown penalty", lambda p: ["extract", p("ok"), "--target", "y", "--penalty", "lasso2"],
+     2, "invalid choice"),
+    ("missing target", lambda p: ["extract", p("ok"), "--target", "price"], 1,
+     "target column 'price' is not in"),
+    ("text column", lambda p: ["extract", p("text"), "--target", "y"], 1,
+     "column 'city' is not numeric"),
+    ("NaN in y", lambda p: ["extract", p("nan_y"), "--target", "y"], 1,
+     "1 missing value"),
+    ("budget below 1", lambda p: ["extract", p("ok"), "--target", "y", "--max-rules", "0"], 2,
+     "--max-rules must be at least 1"),
+    ("budget below 1 (demo)", lambda p: ["demo", "--max-rules", "-3"], 2,
+     "--max-rules must be at least 1"),
+    ("missing file", lambda p: ["extract", "no/such/file.csv", "--target", "y"], 1,
+     "no such file"),
+    ("no target option", lambda p: ["extract", p("ok")], 2, "--target"),
+    ("bad gamma", lambda p: ["extract", p("ok"), "--target", "y", "--gamma", "0.5"], 2,
+     "gamma must be a number greater than 1"),
+    ("unknown command", lambda p: ["explode"], 2, "invalid choice"),
+])
+def test_bad_input_gives_one_clear_line(tmp_path, capsys, case, args_fn, status, needle):
+    args = args_fn(lambda kind: str(_bad_csv(tmp_path, kind)))
+    try:
+        code = main(args + ["--no-progress"] if args[0] != "explode" else args)
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    captured = capsys.readouterr()
+    assert code == status, (case, captured.err)
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("firecy: error: ") and needle in err, err
+    assert "Traceback" not in captured.err
+
+
+def test_bad_input_from_the_shell(tmp_path):
+    proc = run(["extract", "missing.csv", "--target", "y"], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "firecy: error: no such file: missing.csv"
+    assert proc.stdout == ""
+
+
+def test_help_and_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("firecy ")
+    with pytest.raises(SystemExit) as exc:
+        main(["extract", "--help"])
+    assert exc.value.code == 0
+    assert "--max-rules" in capsys.readouterr().out

@@ -1,0 +1,237 @@
+"""RuleEnsemble from LightGBM models (sklearn wrapper and raw Booster)."""
+import warnings
+
+import numpy as np
+import pytest
+
+lgb = pytest.importorskip("lightgbm")
+
+from firecy.ensembles import rule_ensemble_from_model  # noqa: E402
+from firecy.ensembles._testing import check_rule_ensemble  # noqa: E402
+from test_ensembles_sklearn import (  # noqa: E402
+    N_FEATURES, N_NEW, make_data, threshold_rows, with_missing,
+)
+
+CAT = (5,)
+COMMON = dict(n_estimators=8, num_leaves=7, min_child_samples=5, n_jobs=1,
+              random_state=0, verbose=-1)
+
+
+def with_zeros(X, rng, frac=0.15):
+    """Exact zeros (and tiny values LightGBM counts as zero) for missing_type Zero."""
+    X = X.copy()
+    X[rng.random(X.shape) < frac] = 0.0
+    X[rng.random(X.shape) < 0.02] = 1e-36
+    return X
+
+
+def _booster(params, task, rounds=8, cat=()):
+    X, y = make_data(task, categorical=cat)
+    X = with_missing(X, np.random.default_rng(1))
+    params = {"num_leaves": 7, "min_data_in_leaf": 5, "num_threads": 1, "seed": 0,
+              "verbose": -1, **params}
+    ds = lgb.Dataset(X, y, categorical_feature=list(cat) or "auto")
+    return lgb.train(params, ds, num_boost_round=rounds)
+
+
+def _early_stopped_wrapper(X, y):
+    model = lgb.LGBMRegressor(learning_rate=0.5, **{**COMMON, "n_estimators": 60})
+    with warnings.catch_warnings():
+        # LightGBM 4.7 deprecates eval_set in favour of eval_X / eval_y.
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        warnings.simplefilter("ignore", category=FutureWarning)
+        return model.fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])],
+                         callbacks=[lgb.early_stopping(2, verbose=False)])
+
+
+def _early_stopped_booster(X, y):
+    params = {"num_leaves": 7, "min_data_in_leaf": 5, "num_threads": 1, "seed": 0,
+              "verbose": -1, "learning_rate": 0.5}
+    train = lgb.Dataset(X[:200], y[:200])
+    valid = lgb.Dataset(X[200:], y[200:], reference=train)
+    return lgb.train(params, train, num_boost_round=60, valid_sets=[valid],
+                     callbacks=[lgb.early_stopping(2, verbose=False)],
+                     keep_training_booster=True)
+
+
+def _fit(est, **fit_kw):
+    return lambda X, y: est.fit(X, y, **fit_kw)
+
+
+RF = dict(boosting_type="rf", subsample=0.7, subsample_freq=1, colsample_bytree=0.8)
+
+# id -> (builder(X, y) -> model, task, categorical columns, data transform)
+MODELS = {
+    "reg_nan": (_fit(lgb.LGBMRegressor(**COMMON)), "regression", (), "nan"),
+    "reg_missing_none": (_fit(lgb.LGBMRegressor(use_missing=False, **COMMON)),
+                         "regression", (), "nan"),
+    "reg_missing_zero": (_fit(lgb.LGBMRegressor(zero_as_missing=True, **COMMON)),
+                         "regression", (), "zeros"),
+    "reg_no_nan_seen": (_fit(lgb.LGBMRegressor(**COMMON)), "regression", (), "clean"),
+    "clf_binary": (_fit(lgb.LGBMClassifier(**COMMON)), "binary", (), "nan"),
+    "clf_multiclass": (_fit(lgb.LGBMClassifier(**{**COMMON, "n_estimators": 4})),
+                       "multiclass", (), "nan"),
+    "rf_regressor": (_fit(lgb.LGBMRegressor(**RF, **COMMON)), "regression", (), "nan"),
+    "rf_binary": (_fit(lgb.LGBMClassifier(**RF, **COMMON)), "binary", (), "nan"),
+    "rf_multiclass": (_fit(lgb.LGBMClassifier(**RF, **{**COMMON, "n_estimators": 4})),
+                      "multiclass", (), "nan"),
+    "dart": (_fit(lgb.LGBMRegressor(boosting_type="dart", drop_rate=0.3, **COMMON)),
+             "regression", (), "nan"),
+    "categorical": (_fit(lgb.LGBMRegressor(min_data_per_group=5, cat_smooth=1.0, **COMMON),
+                         categorical_feature=list(CAT)), "regression", CAT, "nan"),
+    "categorical_multiclass": (
+        _fit(lgb.LGBMClassifier(min_data_per_group=5, cat_smooth=1.0,
+                                **{**COMMON, "n_estimators": 4}),
+             categorical_feature=list(CAT)), "multiclass", CAT, "nan"),
+    "early_stopping": (lambda X, y: _early_stopped_wrapper(X, y), "regression", (), "nan"),
+    "booster_early_stopping_keeps_all_trees": (
+        lambda X, y: _early_stopped_booster(X, y), "regression", (), "nan"),
+    "booster_binary": (lambda X, y: _booster({"objective": "binary"}, "binary"),
+                       "binary", (), "nan"),
+    "booster_multiclass": (lambda X, y: _booster(
+        {"objective": "multiclass", "num_class": 3}, "multiclass", rounds=4),
+        "multiclass", (), "nan"),
+    "booster_categorical_poisson": (lambda X, y: _booster(
+        {"objective": "poisson", "min_data_per_group": 5, "cat_smooth": 1.0},
+        "poisson", cat=CAT), "poisson", CAT, "nan"),
+}
+
+_CACHE = {}
+
+
+def _prepare(X, how, rng):
+    if how == "nan":
+        return with_missing(X, rng)
+    if how == "zeros":
+        return with_missing(with_zeros(X, rng), rng, frac=0.05)
+    return X
+
+
+def fitted(name):
+    if name not in _CACHE:
+        build, task, cat, how = MODELS[name]
+        rng = np.random.default_rng(1)
+        X, y = make_data(task, categorical=cat)
+        X = _prepare(X, how, rng)
+        model = build(X, y)
+        ens = rule_ensemble_from_model(model)
+        X_new, _ = make_data(task, seed=2, n=N_NEW, categorical=cat)
+        X_new = np.vstack([X_new, threshold_rows(ens, N_NEW, rng, cat)])
+        # New data always gets NaN and zeros, whatever the model saw.
+        X_new = with_missing(with_zeros(X_new, rng), rng)
+        _CACHE[name] = (model, ens, X, X_new)
+    return _CACHE[name]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_training_data(name):
+    _, ens, X, _ = fitted(name)
+    assert ens.source == "lightgbm" and ens.n_features_in_ == N_FEATURES
+    check_rule_ensemble(ens, X)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_new_data_with_missing_and_thresholds(name):
+    _, ens, _, X_new = fitted(name)
+    check_rule_ensemble(ens, X_new)
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [("reg_nan", {"zero_as_missing": False}), ("reg_missing_zero", {"zero_as_missing": True})],
+)
+def test_missing_types_are_represented(name, expected):
+    _, ens, _, _ = fitted(name)
+    conds = [c for r in ens.rules for c in r if not c.is_categorical]
+    assert conds and {c.op for c in conds} == {"<=", ">"}
+    assert all(c.dtype == "float64" for c in conds)
+    assert any(c.zero_as_missing == expected["zero_as_missing"] for c in conds)
+
+
+def test_missing_type_none_routes_nan_as_zero():
+    model, ens, _, _ = fitted("reg_missing_none")
+    for rule in ens.rules:
+        for c in rule:
+            # NaN goes where 0.0 goes.
+            assert c.missing == bool(c.evaluate(np.zeros((1, N_FEATURES)))[0])
+
+
+def test_leaf_index_order_differs_from_left_to_right():
+    _, ens, _, _ = fitted("reg_nan")
+    assert any(
+        np.any(np.diff(ens.leaf_node_ids[ens.block_ptr[t]:ens.block_ptr[t + 1]]) < 0)
+        for t in range(ens.n_trees)
+    )
+
+
+def test_rf_mode_averages():
+    model, ens, X, _ = fitted("rf_regressor")
+    n_iter = model.booster_.current_iteration()
+    np.testing.assert_allclose(ens.tree_scale, 1.0 / n_iter)
+    np.testing.assert_allclose(ens.predict_raw(X), model.predict(X), rtol=1e-9)
+
+
+def test_multiclass_layout():
+    model, ens, X, _ = fitted("clf_multiclass")
+    assert ens.n_outputs == 3
+    np.testing.assert_array_equal(ens.tree_class, np.arange(ens.n_trees) % 3)
+    assert ens.predict_raw(X).shape == (X.shape[0], 3)
+
+
+def test_categorical_splits_send_listed_categories_left():
+    _, ens, X, _ = fitted("categorical")
+    cat_conds = [c for r in ens.rules for c in r if c.is_categorical]
+    assert cat_conds and all(c.feature == 5 and c.category_cast == "trunc" for c in cat_conds)
+    assert all((c.op == "in") == (not c.missing) for c in cat_conds)
+    X_bad = np.tile(X[:12], (4, 1))
+    # Negative values go right, -0.5 truncates to category 0, fractions truncate.
+    X_bad[:, 5] = np.repeat([-1.0, -0.5, 1.7, 77.0], 12)
+    check_rule_ensemble(ens, X_bad)
+
+
+def test_early_stopping_uses_best_iteration():
+    model, ens, _, _ = fitted("early_stopping")
+    assert model.best_iteration_ > 0
+    assert ens.n_trees == model.best_iteration_
+    # A booster that kept training state keeps every tree but predicts with
+    # best_iteration; so does its RuleEnsemble.
+    booster, ens, _, _ = fitted("booster_early_stopping_keeps_all_trees")
+    assert 0 < booster.best_iteration < booster.current_iteration()
+    assert ens.n_trees == booster.best_iteration
+
+
+def test_single_leaf_tree():
+    X, _ = make_data("regression", n=100)
+    model = lgb.LGBMRegressor(n_estimators=3, verbose=-1).fit(X, np.full(100, 2.5))
+    ens = rule_ensemble_from_model(model)
+    assert ens.tree_sizes.min() == 1 and ens.rules[0] == []
+    assert ens.rule_text(0) == "(all rows)"
+    check_rule_ensemble(ens, X)
+
+
+def test_pandas_categorical_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data("regression", categorical=(5,))
+    names = np.array(["red", "green", "blue", "cyan", "black"])
+    df = pd.DataFrame(X[:, :5], columns=[f"f{i}" for i in range(5)])
+    df["colour"] = pd.Categorical(names[X[:, 5].astype(int)], categories=sorted(names))
+    model = lgb.LGBMRegressor(min_data_per_group=5, cat_smooth=1.0, **COMMON).fit(df, y)
+    ens = rule_ensemble_from_model(model)
+    assert ens.feature_names == list(df.columns)
+    assert any(c.is_categorical for r in ens.rules for c in r)
+    check_rule_ensemble(ens, df)
+
+
+def test_linear_tree_refused():
+    X, y = make_data("regression", n=100)
+    model = lgb.LGBMRegressor(linear_tree=True, n_estimators=2, verbose=-1).fit(X, y)
+    with pytest.raises(ValueError, match="linear_tree"):
+        rule_ensemble_from_model(model)
+    with pytest.raises(ValueError, match="linear_tree"):
+        rule_ensemble_from_model(lgb.Booster(model_str=model.booster_.model_to_string()))
+
+
+@pytest.mark.parametrize("cls", [lgb.LGBMRegressor, lgb.LGBMClassifier])
+def test_unfitted_raises_value_error(cls):
+    with pytest.raises(ValueError, match="not fitted"):
+        rule_ensemble_from_model(cls())

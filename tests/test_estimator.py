@@ -1,0 +1,409 @@
+"""FIRERegressor: the scikit-learn contract, selection, weights, pandas, errors."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import check_estimator
+
+from firecy.estimators import FIREPath, FIRERegressor
+
+
+def _has_penalty(name):
+    import firecy.penalties as P
+
+    return hasattr(P, name)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_friedman1(n_samples=160, n_features=6, noise=0.5, random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def forest(data):
+    X, y = data
+    return RandomForestRegressor(n_estimators=40, max_depth=3, random_state=0).fit(X, y)
+
+
+# --------------------------------------------------------------- contract ---
+
+def test_check_estimator():
+    # bootstrap=False and selection by CV: then integer sample weights are
+    # exactly row repetitions for the forest and for FIRE (the check swaps in
+    # its own CV splits), so check_sample_weight_equivalence passes too
+    est = FIRERegressor(
+        estimator=RandomForestRegressor(n_estimators=10, max_depth=3, bootstrap=False),
+        selection="cv", cv=3, n_lambdas=15,
+    )
+    check_estimator(est)
+
+
+def test_clone_and_pickle(data, forest):
+    X, y = data
+    est = FIRERegressor(forest, max_rules=8, gamma=1.5, random_state=0).fit(X, y)
+    params = clone(est).get_params()
+    assert params["max_rules"] == 8 and params["gamma"] == 1.5
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
+    np.testing.assert_array_equal(again.coef_, est.coef_)
+
+
+def test_fitted_estimator_used_as_is(data, forest):
+    X, y = data
+    before = forest.predict(X)
+    est = FIRERegressor(forest, max_rules=5, random_state=0).fit(X, y)
+    assert est.estimator_ is forest and est.estimator is forest
+    np.testing.assert_array_equal(forest.predict(X), before)
+
+
+def test_unfitted_estimator_is_cloned_and_fitted(data):
+    X, y = data
+    rf = RandomForestRegressor(n_estimators=15, max_depth=2, random_state=0)
+    est = FIRERegressor(rf, max_rules=5, random_state=0).fit(X, y)
+    assert not hasattr(rf, "estimators_")  # the parameter is untouched
+    assert est.estimator_ is not rf and len(est.estimator_.estimators_) == 15
+
+
+def test_frozen_estimator_survives_clone(data, forest):
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = data
+    est = clone(FIRERegressor(FrozenEstimator(forest), max_rules=5, random_state=0))
+    est.fit(X[:100], y[:100])  # a refit would change the forest
+    assert est.estimator_.estimator is forest
+    assert est.ensemble_.n_rules == sum(t.tree_.n_leaves for t in forest.estimators_)
+
+
+def test_default_forest_and_random_state(data):
+    X, y = data
+    X, y = X[:80], y[:80]
+    a = FIRERegressor(max_rules=4, n_lambdas=10, random_state=3).fit(X, y)
+    b = FIRERegressor(max_rules=4, n_lambdas=10, random_state=3).fit(X, y)
+    rf = a.estimator_
+    assert (rf.n_estimators, rf.max_depth, rf.random_state) == (500, 3, 3)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+    assert list(a.rules_["rule"]) == list(b.rules_["rule"])
+
+
+# -------------------------------------------------------------- selection ---
+
+@pytest.mark.parametrize("selection", ["validation", "cv"])
+@pytest.mark.parametrize("max_rules", [1, 6])
+def test_rule_budget_respected(data, forest, selection, max_rules):
+    X, y = data
+    est = FIRERegressor(forest, max_rules=max_rules, selection=selection, cv=3,
+                        random_state=0).fit(X, y)
+    assert 0 <= est.n_rules_ <= max_rules
+    assert est.n_rules_ == np.count_nonzero(est.coef_)
+    p = est.path_
+    assert isinstance(p, FIREPath)
+    assert len(p.lambdas) == len(p.n_rules) == len(p.objectives) == len(p.validation_error)
+    # the selected point is the best eligible one, and it is the full-data path
+    k = int(np.flatnonzero(p.lambdas == est.lambda_)[0])
+    assert p.n_rules[k] == est.n_rules_
+    assert p.validation_error[k] == np.min(p.validation_error[p.n_rules <= max_rules])
+    np.testing.assert_array_equal(p.coefs[k], est.coef_)
+    assert np.all(np.isinf(p.validation_error[p.n_rules > max_rules]))
+    assert np.all(np.diff(p.lambdas) < 0)
+
+
+def test_predict_is_predict_raw_plus_intercept(data, forest):
+    X, y = data
+    est = FIRERegressor(forest, max_rules=10, random_state=0).fit(X, y)
+    np.testing.assert_allclose(
+        est.predict(X), est.ensemble_.predict_raw(X, est.coef_) + est.intercept_
+    )
+    assert est.score(X, y) > 0.5
+
+
+def test_gradient_boosting_baseline(data):
+    X, y = data
+    gb = GradientBoostingRegressor(n_estimators=30, max_depth=2, random_state=0).fit(X, y)
+    est = FIRERegressor(gb, max_rules=10, random_state=0).fit(X, y)
+    base = est.ensemble_.baseline(X)
+    assert np.ptp(base) == 0 and base[0] != 0
+    np.testing.assert_allclose(
+        est.predict(X), est.ensemble_.predict_raw(X, est.coef_) + est.intercept_
+    )
+    # the intercept is on top of the baseline: with no rules the model is the mean
+    empty = FIRERegressor(gb, lam=1e9).fit(X, y)
+    assert empty.n_rules_ == 0
+    np.testing.assert_allclose(empty.predict(X), np.mean(y))
+
+
+def test_fixed_lambda(data, forest):
+    X, y = data
+    ref = FIRERegressor(forest, max_rules=6, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, lam=ref.lambda_).fit(X, y)
+    assert est.lambda_ == ref.lambda_ and len(est.path_.lambdas) == 1
+    assert np.isnan(est.validation_error_)
+    assert est.n_rules_ >= 1
+    with pytest.warns(UserWarning, match="more than max_rules"):
+        FIRERegressor(forest, lam=ref.path_.lambdas[-1] * 1e-3, max_rules=1).fit(X, y)
+
+
+def test_grid_over_gamma(data, forest):
+    X, y = data
+    est = FIRERegressor(forest, gamma=[1.1, 3.0, 30.0], max_rules=6, selection="cv",
+                        cv=3, random_state=0).fit(X, y)
+    assert [p.params["gamma"] for p in est.paths_] == [1.1, 3.0, 30.0]
+    best = min(np.min(p.validation_error) for p in est.paths_)
+    assert est.validation_error_ == best
+    assert est.best_params_["gamma"] in (1.1, 3.0, 30.0)
+    assert est.penalty_.lam == est.lambda_
+
+
+def test_penalty_objects_and_l1(data, forest):
+    from firecy.penalties import L1
+
+    X, y = data
+    by_name = FIRERegressor(forest, penalty="l1", max_rules=6, random_state=0).fit(X, y)
+    by_obj = FIRERegressor(forest, penalty=L1(0.5), max_rules=6, random_state=0).fit(X, y)
+    np.testing.assert_allclose(by_obj.coef_, by_name.coef_)
+    assert by_name.paths_[0].params["gamma"] is None
+
+    class PyL1:  # the Python penalty protocol
+        is_convex = True
+
+        def __init__(self, lam=1.0):
+            self.lam = lam
+
+        def value(self, w, curv):
+            return self.lam * np.abs(w).sum()
+
+        def prox(self, z, step, curv):
+            thr = np.divide(self.lam, step, out=np.full_like(z, np.inf), where=step > 0)
+            return np.sign(z) * np.maximum(np.abs(z) - thr, 0.0)
+
+        def subdiff(self, w, curv):
+            lo = np.where(w == 0, -self.lam, self.lam * np.sign(w))
+            hi = np.where(w == 0, self.lam, self.lam * np.sign(w))
+            return lo, hi
+
+        def lambda_max(self, grad, curv):
+            return float(np.max(np.abs(grad)))
+
+    py = FIRERegressor(forest, penalty=PyL1(), max_rules=6, random_state=0).fit(X, y)
+    np.testing.assert_allclose(py.coef_, by_name.coef_, atol=1e-8)
+
+
+@pytest.mark.skipif(not _has_penalty("MCPFusion"), reason="MCPFusion not built yet")
+def test_fusion_and_group_l0(data, forest):
+    X, y = data
+    est = FIRERegressor(forest, fusion=[0.0, 0.5], max_rules=8, random_state=0).fit(X, y)
+    assert [p.params["fusion"] for p in est.paths_] == [0.0, 0.5]
+    assert est.n_rules_ <= 8
+    if _has_penalty("GroupL0"):
+        est = FIRERegressor(forest, group_l0=0.01, max_rules=8, random_state=0).fit(X, y)
+        assert est.n_rules_ <= 8
+
+
+# ---------------------------------------------------------------- weights ---
+
+def test_integer_weights_equal_row_repetition(data, forest):
+    X, y = data
+    sw = np.random.default_rng(0).integers(0, 4, size=len(y))
+    ref = FIRERegressor(forest, max_rules=8, random_state=0).fit(X, y)
+    a = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10).fit(X, y, sample_weight=sw)
+    b = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10).fit(
+        np.repeat(X, sw, axis=0), np.repeat(y, sw)
+    )
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-6)
+    # and the weights matter
+    c = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10).fit(X, y)
+    assert not np.allclose(a.coef_, c.coef_)
+
+
+def test_weights_reach_the_default_forest_and_validation(data):
+    X, y = data
+    X, y = X[:60], y[:60]
+    sw = np.r_[np.zeros(30), np.ones(30)]
+    est = FIRERegressor(
+        RandomForestRegressor(n_estimators=5, max_depth=2, bootstrap=False, random_state=0),
+        max_rules=3, random_state=0,
+    ).fit(X, y, sample_weight=sw)
+    ref = RandomForestRegressor(n_estimators=5, max_depth=2, bootstrap=False,
+                                random_state=0).fit(X[30:], y[30:])
+    np.testing.assert_allclose(est.estimator_.predict(X), ref.predict(X))
+
+
+# ----------------------------------------------------------------- pandas ---
+
+def test_dataframe_names(data, forest):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    cols = [f"feat_{c}" for c in "abcdef"]
+    df = pd.DataFrame(X, columns=cols)
+    # model fitted by FIRE on the DataFrame
+    est = FIRERegressor(
+        RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0),
+        max_rules=5, random_state=0,
+    ).fit(df, y)
+    assert list(est.feature_names_in_) == cols
+    assert est.ensemble_.feature_names == cols
+    # prefit on an array: the DataFrame's names override x0, x1, ...
+    est2 = FIRERegressor(forest, max_rules=5, random_state=0).fit(df, y)
+    assert est2.ensemble_.feature_names == cols
+    rules = est2.rules_
+    assert len(rules) == est2.n_rules_ and est2.n_rules_ > 0
+    assert all(any(c in r for c in cols) for r in rules["rule"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no feature-name warnings from FIRE or the forest
+        pred = est2.predict(df)
+        est.predict(df)
+    with pytest.warns(UserWarning, match="valid feature names"):
+        np.testing.assert_array_equal(est2.predict(X), pred)
+
+
+def test_non_numeric_column_named(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    df = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    df["city"] = np.where(X[:, 3] > 0.5, "Paris", "Lyon")
+    with pytest.raises(ValueError, match="'city'"):
+        FIRERegressor(max_rules=3).fit(df, y)
+    df["city"] = df["city"].astype("category")
+    with pytest.raises(ValueError, match="'city'"):
+        FIRERegressor(max_rules=3).fit(df, y)
+
+
+def test_native_categorical_passthrough(data):
+    pd = pytest.importorskip("pandas")
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = data
+    df = pd.DataFrame(X[:, :4], columns=["a", "b", "c", "d"])
+    df["g"] = pd.Categorical(np.where(X[:, 4] > 0.5, "hi", "lo"))
+    hgb = HistGradientBoostingRegressor(max_iter=20, max_depth=2, random_state=0,
+                                        categorical_features="from_dtype")
+    est = FIRERegressor(hgb, max_rules=6, random_state=0).fit(df, y)
+    np.testing.assert_allclose(
+        est.predict(df), est.ensemble_.predict_raw(df, est.coef_) + est.intercept_
+    )
+    with pytest.raises(TypeError, match="DataFrame"):
+        est.predict(df.to_numpy())
+
+
+# ------------------------------------------------------------- bad inputs ---
+
+@pytest.mark.parametrize(
+    "params, exc, match",
+    [
+        ({"penalty": "lasso2"}, ValueError, "unknown penalty 'lasso2'"),
+        ({"max_rules": 0}, ValueError, "max_rules must be >= 1"),
+        ({"gamma": 1.0}, ValueError, "gamma must be > 1"),
+        ({"gamma": [1.1, 0.5]}, ValueError, "gamma must be > 1"),
+        ({"lam": -0.1}, ValueError, "lam must be >= 0"),
+        ({"fusion": -1.0}, ValueError, "fusion must be >= 0"),
+        ({"group_l0": -1.0}, ValueError, "group_l0 must be >= 0"),
+        ({"selection": "aic"}, ValueError, "selection must be"),
+        ({"eps": 2.0}, ValueError, "eps must be in"),
+        ({"validation_fraction": 1.0}, ValueError, "validation_fraction"),
+        ({"penalty": object()}, TypeError, "no method"),
+        ({"max_rules": 2.5}, TypeError, "max_rules must be an integer"),
+    ],
+)
+def test_bad_parameters(data, forest, params, exc, match):
+    X, y = data
+    with pytest.raises(exc, match=match):
+        FIRERegressor(forest, **params).fit(X, y)
+
+
+def test_bad_data(data, forest):
+    X, y = data
+    y_nan = y.copy()
+    y_nan[3] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        FIRERegressor(forest).fit(X, y_nan)
+    with pytest.raises(NotFittedError):
+        FIRERegressor(forest).predict(X)
+    est = FIRERegressor(forest, max_rules=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="X has 4 features"):
+        est.predict(X[:, :4])
+    with pytest.raises(ValueError, match="X has 4 features"):
+        FIRERegressor(forest).fit(X[:, :4], y)
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        FIRERegressor(forest).fit(X, y, sample_weight=-np.ones(len(y)))
+    from sklearn.ensemble import RandomForestClassifier
+
+    with pytest.raises(TypeError, match="classifier"):
+        FIRERegressor(RandomForestClassifier(n_estimators=3)).fit(X, y > 0)
+    with pytest.raises(TypeError, match="cannot extract rules"):
+        from sklearn.linear_model import Ridge
+
+        FIRERegressor(Ridge()).fit(X, y)
+
+
+# ------------------------------------------------------------------- dask ---
+
+def test_dask_equals_serial(data, forest):
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_backend
+
+    X, y = data
+    grid = dict(gamma=[1.1, 3.0], fusion=[0.0, 0.5] if _has_penalty("MCPFusion") else 0.0)
+    params = dict(max_rules=6, selection="cv", cv=3, random_state=0, **grid)
+    serial = FIRERegressor(forest, **params).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with parallel_backend("dask"):
+            par = FIRERegressor(forest, n_jobs=-1, **params).fit(X, y)
+    np.testing.assert_array_equal(par.coef_, serial.coef_)
+    assert par.lambda_ == serial.lambda_ and par.best_params_ == serial.best_params_
+    for a, b in zip(par.paths_, serial.paths_):
+        np.testing.assert_array_equal(a.validation_error, b.validation_error)
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
+def test_xgboost_lightgbm(data, lib):
+    mod = pytest.importorskip(lib)
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    df = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    if lib == "xgboost":
+        model = mod.XGBRegressor(n_estimators=15, max_depth=2, n_jobs=1, random_state=0)
+    else:
+        model = mod.LGBMRegressor(n_estimators=15, num_leaves=4, n_jobs=1, random_state=0,
+                                  verbose=-1)
+    est = FIRERegressor(model, max_rules=6, random_state=0).fit(df, y)
+    assert est.n_rules_ <= 6 and est.ensemble_.source == lib
+    assert est.ensemble_.feature_names == list(df.columns)
+    np.testing.assert_allclose(
+        est.predict(df), est.ensemble_.predict_raw(df, est.coef_) + est.intercept_
+    )
+    # a fitted booster works too, and gives the same rules
+    booster = est.estimator_.get_booster() if lib == "xgboost" else est.estimator_.booster_
+    est_b = FIRERegressor(booster, max_rules=6, random_state=0).fit(X, y)
+    np.testing.assert_allclose(est_b.coef_, est.coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_process_backend_equals_serial(data, forest):
+    # tasks and their results cross process boundaries (pickling)
+    from joblib import parallel_backend
+
+    X, y = data
+    params = dict(gamma=[1.1, 3.0], max_rules=6, selection="cv", cv=2, random_state=0)
+    serial = FIRERegressor(forest, **params).fit(X, y)
+    with parallel_backend("loky", n_jobs=2):
+        par = FIRERegressor(forest, n_jobs=2, **params).fit(X, y)
+    np.testing.assert_array_equal(par.coef_, serial.coef_)
+    assert par.lambda_ == serial.lambda_
+
+
+def test_constant_target(data, forest):
+    X, _ = data
+    y = np.full(X.shape[0], 2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = FIRERegressor(forest, random_state=0).fit(X, y)
+    assert est.n_rules_ == 0
+    np.testing.assert_allclose(est.predict(X), 2.5)
