@@ -173,7 +173,8 @@ def report(r):
     mib = 2.0 ** 20
     print(f"{r['library']}: {r['rows']:,} rows x {r['trees']} trees of depth {r['depth']} "
           f"({r['rules']:,} rules, {r['nnz']:,} nonzeros)")
-    print(f"  fit on {r['fit_rows']:,} rows {r['fit_s']:.1f} s, rule extraction {r['extract_rules_s']:.2f} s, "
+    print(f"  fit on {r['fit_rows']:,} rows {r['fit_s']:.1f} s, "
+          f"rule extraction {r['extract_rules_s']:.2f} s, "
           f"library leaf ids {r['library_leaf_ids_s']:.2f} s ({r['leaf_ids_dtype']})")
     print(f"  design from leaf ids:   {r['design_from_ids_s']:.3f} s "
           f"(cpu {r['design_from_ids_cpu_s']:.3f} s), "

@@ -183,41 +183,82 @@ def build_parser():
 # progress
 # ---------------------------------------------------------------------------
 class _Progress:
-    """A progress bar over path points (tqdm if installed, else a counter)."""
+    """Progress of a path fit: a callable ``progress(k, n_points, result)``.
+
+    Shows a tqdm bar when tqdm is installed, else a counter on stderr.  It
+    counts solved path points, so it stays right when several paths (grid
+    points, validation folds) report from worker threads at once.
+    """
 
     def __init__(self, desc, enabled=True):
+        import threading
+
         self.desc, self.enabled = desc, enabled and sys.stderr is not None
-        self.bar, self.last = None, -1
+        self.bar, self.count, self.shown = None, 0, False
+        self.lock = threading.Lock()
         self.t0 = time.perf_counter()
 
     def __call__(self, k, n, result=None):
         if not self.enabled:
             return
-        if self.bar is None:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=n, desc=self.desc, file=sys.stderr, leave=False,
-                                unit="λ", dynamic_ncols=True)
-            else:
-                self.bar = False
-        if self.bar:
-            self.bar.update(k + 1 - self.bar.n)
-            if result is not None and hasattr(result, "n_rules"):
-                self.bar.set_postfix_str(f"{result.n_rules} rules", refresh=False)
-        elif time.perf_counter() - self.t0 > 0.5 or k + 1 == n:
-            sys.stderr.write(f"\r{self.desc}: {k + 1}/{n}")
-            sys.stderr.flush()
-            self.last = k
+        with self.lock:
+            self.count += 1
+            if self.bar is None:
+                try:
+                    from tqdm.auto import tqdm
+                except ImportError:
+                    tqdm = None
+                self.bar = (tqdm(desc=self.desc, file=sys.stderr, leave=False,
+                                 unit=" points", dynamic_ncols=True)
+                            if tqdm is not None else False)
+            n_rules = getattr(result, "n_rules", None)
+            if self.bar is not False:
+                self.bar.update(1)
+                if n_rules is not None:
+                    self.bar.set_postfix_str(f"{n_rules} rules")
+            elif time.perf_counter() - self.t0 > 0.5:
+                extra = "" if n_rules is None else f", {n_rules} rules"
+                sys.stderr.write(f"\r{self.desc}: {self.count} points{extra}   ")
+                sys.stderr.flush()
+                self.shown = True
 
     def close(self):
-        if self.bar:
+        if self.bar is not None and self.bar is not False:
             self.bar.close()
-        elif self.bar is False and self.last >= 0:
-            sys.stderr.write("\r" + " " * (len(self.desc) + 20) + "\r")
+        elif self.shown:
+            sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+class _Ticker:
+    """Elapsed time on an interactive stderr while a step without progress runs."""
+
+    def __init__(self, desc, enabled=True):
+        import threading
+
+        self.desc = desc
+        self.enabled = enabled and sys.stderr is not None and sys.stderr.isatty()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        t0 = time.perf_counter()
+        while not self.stop.wait(0.5):
+            sys.stderr.write(f"\r{self.desc} ... {time.perf_counter() - t0:.1f} s")
+            sys.stderr.flush()
+
+    def __enter__(self):
+        if self.enabled:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.stop.set()
+            self.thread.join()
+            sys.stderr.write("\r" + " " * (len(self.desc) + 16) + "\r")
+            sys.stderr.flush()
+        return False
 
 
 def _accepts(func, name):
@@ -238,9 +279,11 @@ def _fit_fire(est, X, y, desc, show_progress):
             est.fit(X, y)
             est.set_params(progress=None)
         else:
+            # this estimator does not report its path: show the elapsed time
             if show_progress:
                 _status(f"{desc} ...")
-            est.fit(X, y)
+            with _Ticker(desc, show_progress):
+                est.fit(X, y)
     finally:
         bar.close()
     return est
@@ -387,7 +430,7 @@ def _summary_text(res, budget):
         ante = "-" if r["n_antecedents"] is None else str(r["n_antecedents"])
         line = f"{r['name']:<36} {r['n_rules']:>6} {ante:>11}"
         if has_test:
-            line += f" {r['test_mse']:>10.1f} {r['test_r2']:>8.3f}"
+            line += f" {r['test_mse']:>10.4g} {r['test_r2']:>8.3f}"
         lines.append(line)
     lines.append(f"(rule budget: at most {budget} rules; test rows: "
                  f"{0 if not has_test else len(res['y_te'])})")
@@ -403,12 +446,7 @@ def _save_pictures(res, out_dir, budget, names):
         return []
     from firecy.plotting import plot_path, plot_rules
 
-    out_dir = Path(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CLIError(f"cannot create the output directory {str(out_dir)!r}: "
-                       f"{exc.strerror or exc}") from None
+    out_dir = _prepare_dir(out_dir)
     fire, l1 = res["fire"], res["l1"]
     fig = plot_rules(fire, feature_names=names, X=res["X_tr"])
     rules_png = out_dir / "rules.png"
@@ -421,6 +459,19 @@ def _save_pictures(res, out_dir, budget, names):
     path_png = out_dir / "path.png"
     fig.savefig(path_png, dpi=120)
     return [rules_png, path_png]
+
+
+def _prepare_dir(out_dir):
+    """Create the output directory (before any work) or fail with one line."""
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(f"cannot create the output directory {str(out_dir)!r}: "
+                       f"{exc.strerror or exc}") from None
+    if not os.access(out_dir, os.W_OK):
+        raise CLIError(f"cannot write to the output directory {str(out_dir)!r}")
+    return out_dir
 
 
 def _selected_index(est):
@@ -441,6 +492,7 @@ def run_demo(args):
 
     from firecy.rules import rules_report
 
+    _prepare_dir(args.output_dir)
     # numpy arrays, not a DataFrame: the demo must run without pandas
     data = load_diabetes(scaled=False)
     X, y = np.asarray(data.data, dtype=float), np.asarray(data.target, dtype=float)
@@ -524,7 +576,8 @@ def _read_csv(path, target, drop):
     X = X.astype(float)
     X.columns = [str(c) for c in X.columns]
     if len(X) < 10:
-        raise CLIError(f"{path} has {len(X)} rows; at least 10 are needed")
+        raise CLIError(f"{path} has {len(X)} data row{'' if len(X) == 1 else 's'}; "
+                       f"at least 10 are needed")
     return X, y.astype(float)
 
 
@@ -592,6 +645,8 @@ def run_extract(args):
         raise CLIError(f"--output {args.output} is a directory; give a file name")
     if not out.parent.exists():
         raise CLIError(f"--output: the directory {str(out.parent)!r} does not exist")
+    if args.plot_dir:
+        _prepare_dir(args.plot_dir)
     label = {"rf": "random forest", "xgboost": "XGBoost model",
              "lightgbm": "LightGBM model"}[args.model]
     res = _run_job(X, y, args, label=label)

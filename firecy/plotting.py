@@ -164,12 +164,15 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         trees.setdefault(t, []).append(j)
     parts = [_PartialTree(ensemble, t, cols) for t, cols in sorted(trees.items())]
 
-    # pack trees into rows of at most max_width leaves
-    rows, cur, cur_w = [], [], 0
+    # pack trees into rows of about equal width, at most max_width leaves each
+    total = sum(p.width() for p in parts) + 0.5 * max(len(parts) - 1, 0)
+    n_rows = max(1, int(np.ceil(total / max(max_width, 1))))
+    target = total / n_rows
+    rows, cur, cur_w = [], [], 0.0
     for p in parts:
-        if cur and cur_w + p.width() > max_width:
+        if cur and (cur_w + p.width() > max_width or cur_w + p.width() / 2 > target):
             rows.append(cur)
-            cur, cur_w = [], 0
+            cur, cur_w = [], 0.0
         cur.append(p)
         cur_w += p.width() + 0.5
     if cur:
@@ -178,7 +181,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     row_h = [max(p.height for p in r) + 1.6 for r in rows] or [1.0]
 
     if ax is None:
-        fig = Figure(figsize=(max(4.0, 1.45 * row_w + 0.6), max(2.0, 1.0 * sum(row_h) + 0.6)),
+        fig = Figure(figsize=(max(4.0, 1.45 * row_w + 0.6), max(2.0, sum(row_h) + 0.1)),
                      layout="constrained")
         ax = fig.add_subplot()
     else:
@@ -226,7 +229,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
             x0 += p.width() + 0.5
         y_off -= h
     ax.set_xlim(-0.6, row_w - 0.4)
-    ax.set_ylim(y_off + 0.5, 1.0)
+    ax.set_ylim(y_off + 1.0, 1.0)
     if title:
         if title is True:
             from firecy.rules import count_antecedents
@@ -308,8 +311,8 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     if budget is not None and not any(getattr(l, "_firecy_budget", False) for l in ax.lines):
         vl = ax.axvline(budget, color="0.4", linestyle="--", lw=1)
         vl._firecy_budget = True
-        ax.text(budget, 1.0, f" budget {budget}", transform=ax.get_xaxis_transform(),
-                va="top", ha="left", fontsize=8, color="0.3")
+        ax.text(budget, 0.98, f"budget {budget} ", transform=ax.get_xaxis_transform(),
+                va="top", ha="right", fontsize=8, color="0.3")
     ax.set_xlabel("number of rules")
     ax.set_ylabel(metric or ylabel)
     ax.grid(True, alpha=0.3)

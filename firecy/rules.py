@@ -23,16 +23,21 @@ Text conventions
   and ``x > t`` right, XGBoost ``x < t`` left and ``x >= t`` right.
   Categorical splits print as ``x in {1, 4}`` / ``x not in {1, 4}``.
 * Two bounds on one feature print as an interval, ``0.5 < x <= 2``.
-* Thresholds are exact, never rounded for looks, in the library's
-  precision: for a comparison the library makes in float32 (scikit-learn,
-  XGBoost) the float32 that splits the float32 values where the library does,
-  in its shortest form (sklearn's ``0.800000011920929`` prints as ``0.8``);
-  for float64 (LightGBM) the ``repr`` of the threshold.  Read back in the
-  library's precision and compared with the input rounded to that precision,
-  the text selects exactly the rows of the leaf (see :func:`parse_rule` and
-  :func:`evaluate_parsed`); for inputs with up to 7 significant digits the
-  plain decimal comparison agrees too.  Pass ``precision=`` to round for
-  display instead.  This is the convention of ``Condition.to_text``.
+* Thresholds are exact, never rounded for looks, in the library's precision.
+  scikit-learn and XGBoost round the input to float32 before comparing, so a
+  float32 threshold is printed: the float32 that splits the float32 values
+  where the library does, in its shortest form (sklearn's
+  ``0.800000011920929`` prints as ``0.8``).  Read back as a float32 and
+  compared with the input rounded to float32, it selects exactly the leaf's
+  rows; and for data written with up to 7 significant digits the plain
+  decimal comparison agrees too.  That is why a split between 26.8 and 26.9
+  prints as ``bmi <= 26.849998``: its threshold, 26.8499994, lies below the
+  float32 value of 26.85, so a bmi of 26.85 does not satisfy it.  LightGBM
+  compares in float64 (after reading every ``|x| <= 1e-35`` as 0): its
+  thresholds print as their ``repr``.  :func:`parse_rule`,
+  :func:`evaluate_parsed` and :func:`library_reading` implement these
+  readings; ``Condition.to_text`` follows the same convention.  Pass
+  ``precision=`` to round for display instead.
 * Missing values: with ``show_missing=True`` a condition that a missing value
   satisfies ends in ``(or missing)``; a condition without the suffix is not
   satisfied by a missing value.  LightGBM's ``zero_as_missing`` splits end in
@@ -211,28 +216,24 @@ def _format_threshold(cond, precision=None):
     thr = float(cond.threshold)
     if precision is not None:
         return f"{thr:.{int(precision)}g}"
-    if not math.isfinite(thr):
+    if not math.isfinite(thr) or cond.dtype != "float32":
         return repr(thr)
-    if cond.dtype == "float32":
-        # For x already rounded to float32, ``x <= t`` and ``x > t`` do not
-        # change when t is replaced by the largest float32 <= t, nor ``x < t``
-        # and ``x >= t`` by the smallest float32 >= t.  That float32 is printed
-        # in its shortest form: read back as a float32, it is the same number.
-        f = np.float32(thr)
-        if cond.op in ("<=", ">") and float(f) > thr:
-            f = np.nextafter(f, np.float32(-np.inf))
-        elif cond.op in ("<", ">=") and float(f) < thr:
-            f = np.nextafter(f, np.float32(np.inf))
-        text = str(f)
-        try:
-            ok = np.float32(float(text)) == f
-        except ValueError:
-            ok = False
-        if not ok or not np.isfinite(f):
-            # never seen; guards against a double rounding through float64
-            text = repr(float(f))
-        return text
-    return repr(thr)
+    # For x already rounded to float32, ``x <= t`` and ``x > t`` do not change
+    # when t is replaced by the largest float32 <= t, nor ``x < t`` and
+    # ``x >= t`` by the smallest float32 >= t.  That float32 is printed in its
+    # shortest form, which reads back (as a float32) as the same number.
+    f = np.float32(thr)
+    if cond.op in ("<=", ">") and float(f) > thr:
+        f = np.nextafter(f, np.float32(-np.inf))
+    elif cond.op in ("<", ">=") and float(f) < thr:
+        f = np.nextafter(f, np.float32(np.inf))
+    text = str(f)
+    try:
+        ok = bool(np.isfinite(f)) and np.float32(float(text)) == f
+    except ValueError:
+        ok = False
+    # never seen; guards against a double rounding through float64
+    return text if ok else repr(float(f))
 
 
 def _format_category(c):
@@ -377,10 +378,10 @@ def parse_rule(text, feature_names=None):
 
     Notes
     -----
-    Thresholds are returned as Python floats.  To select the rows the library
-    selects, round both them and the input to the library's precision
-    (float32 for scikit-learn and XGBoost, float64 for LightGBM) before
-    comparing, as :func:`evaluate_parsed` does.
+    Thresholds are returned as Python floats, as written.  To select the rows
+    the library selects, round both them and the input to the library's
+    precision (float32 for scikit-learn and XGBoost, float64 for LightGBM)
+    before comparing, as :func:`evaluate_parsed` does.
     """
     text = text.strip()
     if text == ALL_ROWS:

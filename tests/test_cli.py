@@ -11,15 +11,25 @@ import pytest
 from firecy.cli import main
 from firecy.rules import parse_rule
 
-ROOT = Path(__file__).resolve().parents[1]
+import firecy
+
+# Where the firecy under test lives (the installed package in CI, the source
+# tree in a development build): the subprocesses import that one.
+FIRECY_HOME = str(Path(firecy.__file__).resolve().parents[1])
 # small settings: the paper's 500 trees are the default, tests use fewer
 SMALL = ["--n-trees", "60", "--n-lambdas", "20", "--n-jobs", "1", "--no-progress"]
 
 
-def run(args, cwd, timeout=120):
+def _env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    paths = [FIRECY_HOME] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def run(args, cwd, timeout=120):
+    env = _env()
     return subprocess.run([sys.executable, "-m", "firecy", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -111,6 +121,8 @@ def _bad_csv(tmp_path, kind):
         rows = ["a,city,y"] + [f"{i},{'Paris' if i % 2 else 'Oslo'},{i}" for i in range(30)]
     elif kind == "nan_y":
         rows[5] = "4,1,"
+    elif kind == "tiny":
+        rows = rows[:4]
     p.write_text("\n".join(rows) + "\n")
     return p
 
@@ -134,6 +146,10 @@ def _bad_csv(tmp_path, kind):
     ("bad gamma", lambda p: ["extract", p("ok"), "--target", "y", "--gamma", "0.5"], 2,
      "gamma must be a number greater than 1"),
     ("unknown command", lambda p: ["explode"], 2, "invalid choice"),
+    ("output dir is a file", lambda p: ["demo", "--output-dir", p("ok")], 1,
+     "cannot create the output directory"),
+    ("too few rows", lambda p: ["extract", p("tiny"), "--target", "y"], 1,
+     "at least 10 are needed"),
 ])
 def test_bad_input_gives_one_clear_line(tmp_path, capsys, case, args_fn, status, needle):
     args = args_fn(lambda kind: str(_bad_csv(tmp_path, kind)))
@@ -165,3 +181,53 @@ def test_help_and_version(capsys):
         main(["extract", "--help"])
     assert exc.value.code == 0
     assert "--max-rules" in capsys.readouterr().out
+
+
+class _ReportingEstimator:
+    """Stands in for an estimator whose ``fit`` reports path progress."""
+
+    def fit(self, X, y, progress=None):
+        from types import SimpleNamespace
+
+        for k in range(4):
+            progress(k, 4, SimpleNamespace(n_rules=2 * k))
+        return self
+
+
+@pytest.mark.parametrize("with_tqdm", [True, False])
+def test_progress_is_reported(capsys, monkeypatch, with_tqdm):
+    from firecy import cli
+
+    if with_tqdm:
+        pytest.importorskip("tqdm")
+    else:
+        monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+        monkeypatch.setattr(cli.time, "perf_counter", iter(range(0, 100, 1)).__next__)
+    cli._fit_fire(_ReportingEstimator(), None, None, "FIRE path, test", True)
+    err = capsys.readouterr().err
+    assert "FIRE path, test" in err and "6 rules" in err
+    if not with_tqdm:
+        assert "4 points" in err
+
+
+def test_demo_without_optional_dependencies(tmp_path):
+    """`pip install .` brings neither pandas, matplotlib nor tqdm: the demo still runs."""
+    script = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('pandas', 'matplotlib', 'tqdm'):\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from firecy.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = _env()
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "demo", "--output-dir", str(tmp_path / "out"),
+         "--n-trees", "30", "--n-lambdas", "10", "--n-jobs", "1"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert " then " in proc.stdout and "test MSE" in proc.stdout
+    assert "pictures skipped: matplotlib is not installed" in proc.stdout
+    assert not list((tmp_path / "out").glob("*.png"))

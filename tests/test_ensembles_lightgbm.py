@@ -235,3 +235,25 @@ def test_linear_tree_refused():
 def test_unfitted_raises_value_error(cls):
     with pytest.raises(ValueError, match="not fitted"):
         rule_ensemble_from_model(cls())
+
+
+def test_sparse_input():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = make_data("regression")
+    X[np.random.default_rng(0).random(X.shape) < 0.4] = 0.0
+    for kw in ({}, {"zero_as_missing": True}):
+        model = lgb.LGBMRegressor(**kw, **COMMON).fit(X, y)
+        ens = rule_ensemble_from_model(model)
+        Xs = sp.csr_matrix(X)
+        np.testing.assert_array_equal(ens.leaf_table(Xs), ens.leaf_table(X))
+        check_rule_ensemble(ens, Xs)
+
+
+def test_pickle_round_trip():
+    import pickle
+
+    for name in ("categorical", "booster_multiclass"):
+        _, ens, X, _ = fitted(name)
+        ens2 = pickle.loads(pickle.dumps(ens))
+        assert ens2.rules == ens.rules
+        np.testing.assert_allclose(ens2.predict_raw(X), ens.predict_raw(X))

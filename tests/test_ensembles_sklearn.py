@@ -20,6 +20,7 @@ from sklearn.ensemble import (
 )
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from threadpoolctl import threadpool_limits
 
 from firecy.ensembles import Condition, RuleEnsemble, rule_ensemble_from_model
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD
@@ -129,7 +130,8 @@ MODELS = {
         lambda: GradientBoostingClassifier(max_depth=2, init=LogisticRegression(), **SMALL),
         "binary", False, False, ()),
     "gb_clf_multiclass": (
-        lambda: GradientBoostingClassifier(max_leaf_nodes=5, **SMALL), "multiclass", False, False, ()),
+        lambda: GradientBoostingClassifier(max_leaf_nodes=5, **SMALL),
+        "multiclass", False, False, ()),
     "gb_reg_early_stopping": (
         lambda: GradientBoostingRegressor(
             n_estimators=200, n_iter_no_change=2, validation_fraction=0.3, max_depth=2,
@@ -154,7 +156,8 @@ MODELS = {
             max_iter=6, max_leaf_nodes=6, categorical_features=[5], random_state=0),
         "multiclass", True, True, (5,)),
     "tree_reg_best_first": (
-        lambda: DecisionTreeRegressor(max_leaf_nodes=20, random_state=0), "regression", True, True, ()),
+        lambda: DecisionTreeRegressor(max_leaf_nodes=20, random_state=0),
+        "regression", True, True, ()),
     "tree_clf_multiclass": (
         lambda: DecisionTreeClassifier(max_depth=4, random_state=0), "multiclass", True, True, ()),
 }
@@ -170,7 +173,10 @@ def fitted(name):
         X, y = make_data(task, seed=0, categorical=cat)
         if fit_nan:
             X = with_missing(X, rng)
-        model = factory().fit(X, y)
+        # One OpenMP thread: HistGradientBoosting's threads crawl on a small,
+        # shared machine.
+        with threadpool_limits(limits=1, user_api="openmp"):
+            model = factory().fit(X, y)
         ens = rule_ensemble_from_model(model)
         X_new, _ = make_data(task, seed=2, n=N_NEW, categorical=cat)
         X_new = np.vstack([X_new, threshold_rows(ens, N_NEW, rng, cat)])
@@ -268,7 +274,8 @@ def test_histgb_pandas_string_categories():
     df["colour"] = pd.Categorical(names[X[:, 5].astype(int)])
     df.loc[rng.random(len(df)) < 0.1, "colour"] = np.nan
     model = HistGradientBoostingRegressor(max_iter=8, max_leaf_nodes=6, random_state=0)
-    model.fit(df, y)
+    with threadpool_limits(limits=1, user_api="openmp"):
+        model.fit(df, y)
     ens = rule_ensemble_from_model(model)
     assert ens.feature_names == list(df.columns)
     cats = {v for r in ens.rules for c in r if c.is_categorical for v in c.categories}
@@ -319,6 +326,10 @@ def test_design_layout():
         ens.predict_raw(X, coef=np.ones(3))
     with pytest.raises(ValueError):
         ens.design_from_ids(np.zeros((4, 1), dtype=np.int64) + 10**6)
+    bad = table.copy()
+    bad[0, 1] = 0  # column 0 belongs to tree 0
+    with pytest.raises(ValueError, match="outside their tree"):
+        ens.design_from_leaf_table(bad)
 
 
 def test_node_ids_not_leaves_are_rejected():
@@ -469,11 +480,36 @@ def test_design_in_small_slabs_and_chunks(monkeypatch, name):
     full = (ens.design(X), ens.leaf_table(X))
     monkeypatch.setattr(_design, "_MAX_SLAB", 3)
     monkeypatch.setattr(_design, "_SCRATCH_ELEMENTS", 8)
-    assert _design._slab_width(X.shape[0]) == 1 and _design.row_chunk(ens.n_trees) == 256
+    assert _design._slab_width(X.shape[0], ens.n_trees) == 1 and _design.row_chunk(ens.n_trees) == 256
     check_rule_ensemble(ens, X)
     np.testing.assert_array_equal(ens.leaf_table(X), full[1])
     assert (ens.design(X) != full[0]).nnz == 0
     monkeypatch.setattr(_design, "_SCRATCH_ELEMENTS", 3 * X.shape[0])
-    assert _design._slab_width(X.shape[0]) == 3
+    assert _design._slab_width(X.shape[0], 100) == 3
     assert (ens.design(X) != full[0]).nnz == 0
     assert (ens.design_from_leaf_table(full[1]) != full[0]).nnz == 0
+
+
+def test_sparse_input_implicit_zeros_are_zeros():
+    X, y = make_data("regression")
+    X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
+    model = RandomForestRegressor(n_estimators=4, max_depth=4, random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    Xs = sp.csr_matrix(X)
+    np.testing.assert_array_equal(ens.leaf_table(Xs), ens.leaf_table(X))
+    check_rule_ensemble(ens, Xs)
+    with pytest.raises(TypeError, match="dense"):
+        ens.rules[0][0].evaluate(Xs)
+
+
+@pytest.mark.parametrize(
+    "name", ["rf_clf_multiclass", "gb_reg_linear_init", "hgb_clf_multiclass_categorical"]
+)
+def test_pickle_round_trip(name):
+    import pickle
+
+    _, ens, X, _ = fitted(name)
+    ens2 = pickle.loads(pickle.dumps(ens))
+    assert ens2.rules == ens.rules
+    np.testing.assert_array_equal(ens2.leaf_table(X), ens.leaf_table(X))
+    np.testing.assert_allclose(ens2.predict_raw(X), ens.predict_raw(X))

@@ -218,3 +218,26 @@ def test_non_nan_missing_value_warns():
     model = xgb.XGBRegressor(missing=-999.0, n_estimators=2, max_depth=2).fit(X, y)
     with pytest.warns(UserWarning, match="-999"):
         rule_ensemble_from_model(model)
+
+
+def test_sparse_input_implicit_entries_are_missing():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = make_data("regression")
+    X[np.random.default_rng(0).random(X.shape) < 0.4] = 0.0
+    model = xgb.XGBRegressor(**COMMON).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    Xs = sp.csr_matrix(X)  # XGBoost: the zeros it does not store are missing
+    dense = ens.dense_for_rules(Xs)
+    assert np.isnan(dense).sum() == (X == 0).sum()
+    check_rule_ensemble(ens, Xs)
+    assert not np.array_equal(ens.leaf_table(Xs), ens.leaf_table(X))
+
+
+def test_pickle_round_trip():
+    import pickle
+
+    for name in ("booster_categorical", "clf_multiclass_parallel_trees"):
+        _, ens, X, _ = fitted(name)
+        ens2 = pickle.loads(pickle.dumps(ens))
+        assert ens2.rules == ens.rules
+        np.testing.assert_allclose(ens2.predict_raw(X), ens.predict_raw(X))

@@ -270,10 +270,15 @@ def test_dp_weighted_certified(n, kind):
         assert_certified(x, z, lam, c, lam1)
 
 
-@pytest.mark.parametrize("mode", ["sorted", "heap"])
+# where the MCP kinks live: the sorted array only, the heaps from the start,
+# or a move from one to the other once a few kinks are live
+KINK_MODES = {"sorted": 10**9, "heap": 0, "switch": 4}
+
+
+@pytest.mark.parametrize("mode", list(KINK_MODES))
 @pytest.mark.parametrize("n", SIZES)
 def test_dp_mcp_certified(n, mode):
-    previous = fl._set_sorted_kinks_max_n(10**9 if mode == "sorted" else 0)
+    previous = fl._set_sorted_kinks_max_live(KINK_MODES[mode])
     try:
         rng = np.random.default_rng(n * 13 + 5)
         z = 2.0 * signal("blocks", n, rng)
@@ -287,29 +292,30 @@ def test_dp_mcp_certified(n, mode):
                                          gamma=gamma, curvature=a)
                 assert_certified(x, z, lam, c, lam1, gamma, a)
     finally:
-        fl._set_sorted_kinks_max_n(previous)
+        fl._set_sorted_kinks_max_live(previous)
 
 
 def test_dp_kink_modes_agree():
     rng = np.random.default_rng(6)
-    previous = fl._set_sorted_kinks_max_n(0)
+    previous = fl._set_sorted_kinks_max_live(0)
     try:
         for trial in range(300):
-            n = int(rng.integers(1, 50))
+            n = int(rng.integers(1, 80))
             z = np.round(rng.normal(scale=2, size=n), 1)
             c = rng.choice([0.0, 0.5, 1.0, 3.0], size=n)
             gamma = float(rng.choice([1.0, 2.0, 4.0]))
             a = c * gamma * rng.uniform(0, 1, size=n)
-            args = (z, float(rng.choice([0.1, 0.5, 2.0])))
+            args = (z, float(rng.choice([0.1, 0.5, 2.0, 20.0])))
             kw = dict(weights=c, lam1=float(rng.choice([0.2, 1.0])), gamma=gamma,
                       curvature=a)
-            fl._set_sorted_kinks_max_n(0)
-            x_heap = fused_lasso_weighted(*args, **kw)
-            fl._set_sorted_kinks_max_n(10**9)
-            x_sorted = fused_lasso_weighted(*args, **kw)
-            np.testing.assert_array_equal(x_heap, x_sorted)
+            results = []
+            for limit in KINK_MODES.values():
+                fl._set_sorted_kinks_max_live(limit)
+                results.append(fused_lasso_weighted(*args, **kw))
+            for x in results[1:]:
+                np.testing.assert_array_equal(x, results[0])
     finally:
-        fl._set_sorted_kinks_max_n(previous)
+        fl._set_sorted_kinks_max_live(previous)
 
 
 def test_dp_separable_closed_forms():
@@ -698,3 +704,26 @@ def test_time_solver_helper_runs():
     for solver, kw in [("condat", {}), ("dp", {"lam1": 0.1}),
                        ("dp_mcp", {"lam1": 0.1, "gamma": 3.0})]:
         assert fl._time_solver(solver, z, 0.5, repeat=3, **kw) >= 0.0
+
+
+def test_c_level_nonfinite_data_terminates():
+    """The C functions do not check data values: NaN or inf must still
+    finish (any output) without crashing or looping."""
+    rng = np.random.default_rng(17)
+    for bad in [np.nan, np.inf, -np.inf]:
+        for _ in range(50):
+            n = int(rng.integers(1, 40))
+            z = rng.normal(size=n)
+            z[rng.random(n) < 0.3] = bad
+            c = rng.uniform(0, 2, size=n)
+            c_bad = c.copy()
+            c_bad[rng.random(n) < 0.2] = abs(bad)
+            for solver, kw in [
+                    ("condat", {}),
+                    ("dp", dict(weights=c, lam1=0.3)),
+                    ("dp", dict(weights=c_bad)),
+                    ("dp_mcp", dict(weights=c, lam1=0.3, gamma=3.0, curvature=c)),
+                    ("dp_mcp", dict(weights=c_bad, lam1=0.3, gamma=3.0,
+                                    curvature=c))]:
+                status, _ = fl._call_c(solver, z, 0.5, **kw)
+                assert status in (0, -1)

@@ -28,8 +28,8 @@ NAMES = ["age", "blood pressure", "salt and pepper", "x <= y", "2nd dose", "nan_
 def text_mask(text, X, names, dtype, zero_threshold=0.0):
     """Rows satisfying a printed rule, from the TEXT only (own evaluator).
 
-    The input is read in the library's precision (LightGBM also reads
-    |x| <= zero_threshold as 0); thresholds are read in the same precision.
+    The input and the thresholds are read in the library's precision
+    (LightGBM also reads |x| <= zero_threshold as 0).
     """
     X = np.asarray(X, dtype=np.float64)
     mask = np.ones(X.shape[0], dtype=bool)
@@ -40,7 +40,7 @@ def text_mask(text, X, names, dtype, zero_threshold=0.0):
         if p.zero_missing:
             miss |= x == 0.0
         xs = np.where(miss, 0.0, x)
-        v = np.float64(np.asarray(p.value, dtype=dtype)) if np.isscalar(p.value) else None
+        v = float(np.asarray(p.value, dtype=dtype)) if np.isscalar(p.value) else None
         if p.op in ("in", "not in"):
             member = np.isin(np.trunc(xs), np.array(sorted(p.value), dtype=float))
             ok = member if p.op == "in" else ~member
@@ -148,15 +148,25 @@ def test_simplify_is_exact_on_random_conditions():
 
 
 def test_threshold_text_is_exact_and_short():
-    # sklearn's float64 threshold equal to float32(0.8), compared in float32
-    assert format_conditions([Condition(0, "<=", float(np.float32(0.8)), dtype="float32")],
-                             ["x"]) == "x <= 0.8"
-    # a float64 midpoint just above float32(21.85): same float32 split
-    thr = float(np.float32(21.85)) + 1e-7
-    assert format_conditions([Condition(0, "<=", thr, dtype="float32")]) == "x0 <= 21.85"
+    # sklearn: float32 input, float64 thresholds
+    assert format_conditions([Condition(0, ">", float(np.float32(0.8)), dtype="float32")],
+                             ["x"]) == "x > 0.8"
+    assert format_conditions([Condition(0, ">", 2.5, dtype="float32")], ["x"]) == "x > 2.5"
+    # the midpoint of 26.8 and 26.9 lies below float32(26.85): 26.85 is not <= it
+    mid = (float(np.float32(26.8)) + float(np.float32(26.9))) / 2
+    assert mid < float(np.float32(26.85))
+    assert format_conditions([Condition(0, "<=", mid, dtype="float32")], ["bmi"]) == \
+        "bmi <= 26.849998"
+    # for short decimals the plain decimal comparison agrees with the library
+    decimals = np.round(np.arange(26.7, 27.0, 0.01), 2)
+    np.testing.assert_array_equal(
+        Condition(0, "<=", mid, dtype="float32").evaluate(decimals[:, None]),
+        decimals <= 26.849998)
     # XGBoost: x < float32 split value
     assert format_conditions([Condition(0, "<", float(np.float32(4.16)),
                                         dtype="float32")]) == "x0 < 4.16"
+    assert format_conditions([Condition(0, ">=", float(np.float32(4.16)),
+                                        dtype="float32")]) == "x0 >= 4.16"
     # LightGBM compares in float64: the repr, whatever it looks like
     assert format_conditions([Condition(0, "<=", 0.30500000000000005)]) == \
         "x0 <= 0.30500000000000005"
@@ -180,6 +190,7 @@ def test_threshold_text_is_exact_and_short():
                                   c.evaluate(X)), (thr, op, text)
             assert np.array_equal(text_mask(text, X, None, "float32"), c.evaluate(X))
             assert len(text.split()[-1]) <= 16
+            assert text == c.to_text()  # one convention across the package
 
 
 def test_parse_rule_grammar():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from firecy.ensembles import _design
 
@@ -368,7 +369,9 @@ class RuleEnsemble:
         Returns
         -------
         M : scipy.sparse.csc_matrix of shape (n_samples, n_rules), float64
-            Exactly ``n_trees`` nonzeros per row, sorted indices.
+            Exactly ``n_trees`` stored entries per row (one per block, an
+            explicit zero where a leaf's value is 0), sorted row indices,
+            int32 indices unless the size needs int64.
         """
         return self.design_from_ids(self.apply(X))
 
@@ -451,17 +454,39 @@ class RuleEnsemble:
         Parameters
         ----------
         j : int
-        X : ndarray or DataFrame of shape (n_samples, n_features_in_)
+        X : ndarray, DataFrame or scipy sparse matrix of shape (n_samples, n_features_in_)
+            A sparse matrix is read the way the library reads it: XGBoost
+            treats the entries it does not store as missing, the others as 0.
+            For many rules, convert it once with :meth:`dense_for_rules`.
 
         Returns
         -------
         mask : ndarray of bool, shape (n_samples,)
         """
+        X = self.dense_for_rules(X)
         n = X.shape[0]
         mask = np.ones(n, dtype=bool)
         for cond in self.rules[j]:
             mask &= cond.evaluate(X)
         return mask
+
+    def dense_for_rules(self, X):
+        """``X`` as a dense array on which rule conditions can be evaluated.
+
+        Dense input is returned unchanged.  A scipy sparse matrix becomes a
+        float64 array holding what the library sees: NaN (missing) where an
+        XGBoost model does not find a stored entry, 0 for the other libraries.
+        """
+        if not sp.issparse(X):
+            return X
+        if self.source != "xgboost":
+            return X.toarray()
+        csr = sp.csr_matrix(X, copy=True)
+        csr.sum_duplicates()
+        dense = np.full(csr.shape, np.nan)
+        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+        dense[rows, csr.indices] = csr.data
+        return dense
 
     def rule_text(self, j, feature_names=None, **kwargs) -> str:
         """Text of rule ``j``: its conditions joined by ``" and "``.

@@ -277,11 +277,22 @@ def _column(X, j, codes=True):
     iloc = getattr(X, "iloc", None)
     if iloc is not None:
         s = iloc[:, j]
-        if codes and getattr(s.dtype, "name", None) == "category":
+        if getattr(s.dtype, "name", None) == "category":
+            if not codes:
+                return s.to_numpy()
             c = s.cat.codes.to_numpy().astype(np.float64)
             c[c < 0] = np.nan
             return c
+        if not isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf":
+            # Nullable extension dtypes (Int64, Float64, boolean): pd.NA -> NaN.
+            return s.to_numpy(dtype=np.float64, na_value=np.nan)
         return s.to_numpy()
+    if hasattr(X, "tocsc") and hasattr(X, "nnz"):
+        raise TypeError(
+            "Condition.evaluate needs dense data: a sparse matrix's implicit "
+            "entries mean 0 to some libraries and missing to XGBoost; use "
+            "RuleEnsemble.dense_for_rules(X) first"
+        )
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got an array of shape {X.shape}")

@@ -36,16 +36,21 @@ def row_chunk(n_trees: int) -> int:
     return max(256, (_SCRATCH_ELEMENTS // 4) // max(n_trees, 1))
 
 
-def _slab_width(n_rows: int) -> int:
-    """Trees per slab for (n_rows x slab) scratch arrays."""
-    return int(min(_MAX_SLAB, max(1, _SCRATCH_ELEMENTS // max(n_rows, 1))))
+def _slab_width(n_rows: int, n_trees: int) -> int:
+    """Trees per slab for (n_rows x slab) scratch arrays.
+
+    At most an eighth of the trees, so that the slab's scratch (6 bytes per
+    entry) stays under a tenth of the design (12 bytes per entry).
+    """
+    width = min(_MAX_SLAB, _SCRATCH_ELEMENTS // max(n_rows, 1), n_trees // 8)
+    return int(max(1, width))
 
 
 def local_dtype(max_leaves: int):
     """Smallest integer type for leaf positions within a tree, and a sentinel.
 
-    The sentinel (for ids that are not leaves) is >= every block's leaf count
-    and small, so that ``np.bincount`` reveals it cheaply.
+    The sentinel (for ids that are not leaves) is >= every block's leaf count,
+    so it sorts last and one look at the sorted positions reveals it.
     """
     if max_leaves < np.iinfo(np.uint8).max:
         return np.uint8, int(np.iinfo(np.uint8).max)
@@ -134,23 +139,21 @@ def _assemble_csc(n, leaf_values, block_ptr, local_slabs) -> sp.csc_matrix:
     indices = np.empty(nnz, dtype=idx_dtype)
     counts = np.empty(R, dtype=np.int64)
     for k0, local in local_slabs:
-        w = local.shape[0]
-        # Stable radix sort of small integers, one per block: rows stay
-        # increasing within each leaf (sorted CSC indices).
-        order = np.argsort(local, axis=1, kind="stable")
-        indices[k0 * n:(k0 + w) * n].reshape(w, n)[...] = order
-        for j in range(w):
+        for j in range(local.shape[0]):
             t = k0 + j
             r_t = int(block_ptr[t + 1] - block_ptr[t])
+            # Stable radix sort of small integers: rows stay increasing
+            # within each leaf (sorted CSC indices).
+            order = np.argsort(local[j], kind="stable")
+            indices[t * n:(t + 1) * n] = order
             # Leaf sizes from the sorted positions: cheaper than bincount,
             # which converts to intp and scans for the range first.
-            ranked = local[j].take(order[j])
+            ranked = local[j].take(order)
             if n and ranked[-1] >= r_t:  # the sentinel of a non-leaf id
                 raise _not_a_leaf()
             bounds = np.searchsorted(ranked, np.arange(r_t + 1, dtype=ranked.dtype))
             bounds[-1] = n
             counts[block_ptr[t]:block_ptr[t + 1]] = np.diff(bounds)
-        del order
     data = np.repeat(leaf_values, counts)
     indptr = np.empty(R + 1, dtype=idx_dtype)
     indptr[0] = 0
@@ -172,7 +175,7 @@ def design_from_ids(ids, src_col, lut_local, lut_off, leaf_values, block_ptr):
     identity = _is_identity(ids, src_col)
     offsets = lut_off[:-1].astype(np.int32)
     sizes = np.diff(lut_off)
-    width = _slab_width(n)
+    width = _slab_width(n, T)
 
     def positions():
         for k0 in range(0, T, width):
@@ -199,16 +202,15 @@ def design_from_table(table, leaf_values, block_ptr):
         )
     sizes = np.diff(block_ptr)
     dt, _ = local_dtype(int(sizes.max()) if sizes.size else 0)
-    width = _slab_width(n)
-    starts = block_ptr[:-1]
+    width = _slab_width(n, T)
+    starts = block_ptr[:-1].astype(np.int32)
 
     def positions():
         for k0 in range(0, T, width):
             k1 = min(k0 + width, T)
-            slab = table[:, k0:k1] - starts[k0:k1]
-            if slab.size and (
-                (slab < 0).any() or (slab >= sizes[k0:k1]).any()
-            ):
+            slab = table[:, k0:k1].astype(np.int32)  # a copy, modified in place
+            slab -= starts[k0:k1]
+            if slab.size and (slab.view(np.uint32) >= sizes[k0:k1].astype(np.uint32)).any():
                 raise ValueError("the leaf table holds columns outside their tree")
             local = np.ascontiguousarray(slab.astype(dt).T)
             del slab

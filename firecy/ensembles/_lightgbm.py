@@ -69,7 +69,7 @@ def _tree_structure(root: dict) -> tuple[TreeStructure, np.ndarray]:
         j = local(nd)
         if j >= n:
             raise ValueError("unexpected LightGBM dump: leaf_index out of range")
-        if "leaf_coeff" in nd and len(nd["leaf_coeff"]) > 0:
+        if "leaf_const" in nd:  # only linear trees carry a per-leaf model
             raise _linear_tree_error()
         values[j] = float(nd["leaf_value"])
         leaf_id[j] = j - n_int

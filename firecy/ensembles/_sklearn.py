@@ -204,9 +204,10 @@ def _check_histgb_layout(model):
     for attr in _HISTGB_ATTRS:
         if not hasattr(model, attr):
             raise _histgb_layout_error(f"the model has no attribute {attr!r}")
-    if not hasattr(model._bin_mapper, "make_known_categories_bitsets"):
-        raise _histgb_layout_error("_bin_mapper has no make_known_categories_bitsets")
-    for it, preds in enumerate(model._predictors):
+    for attr in ("make_known_categories_bitsets", "bin_thresholds_"):
+        if not hasattr(model._bin_mapper, attr):
+            raise _histgb_layout_error(f"its _bin_mapper has no {attr!r}")
+    for preds in model._predictors:
         for pred in preds:
             nodes = getattr(pred, "nodes", None)
             names = getattr(getattr(nodes, "dtype", None), "names", None) or ()
@@ -215,6 +216,9 @@ def _check_histgb_layout(model):
                 raise _histgb_layout_error(f"predictor nodes lack fields {missing}")
             if not hasattr(pred, "raw_left_cat_bitsets"):
                 raise _histgb_layout_error("predictors lack raw_left_cat_bitsets")
+    is_cat = getattr(model, "is_categorical_", None)
+    if model._preprocessor is None and is_cat is not None and np.any(is_cat):
+        raise _histgb_layout_error("categorical features without its preprocessor")
     if model._preprocessor is not None:
         pre = model._preprocessor
         if not (
@@ -363,18 +367,20 @@ class HistGradientBoostingAdapter(Adapter):
                     "a categorical split on a feature its preprocessor does not encode"
                 )
 
-            def to_values(c):
-                return tuple(v.item() if hasattr(v, "item") else v for v in values[c])
+            def to_values(codes):
+                return tuple(v.item() if hasattr(v, "item") else v for v in values[codes])
 
             # Unknown categories and NaN follow missing_go_to_left, so the
             # branch that takes them is the complement ("not in") of the other.
             kw = dict(dtype="float64", category_cast="exact")
             if m:
-                cond_left[i] = Condition(f, "not in", categories=to_values(right_codes), missing=True, **kw)
-                cond_right[i] = Condition(f, "in", categories=to_values(right_codes), missing=False, **kw)
+                right_vals = to_values(right_codes)
+                cond_left[i] = Condition(f, "not in", categories=right_vals, missing=True, **kw)
+                cond_right[i] = Condition(f, "in", categories=right_vals, missing=False, **kw)
             else:
-                cond_left[i] = Condition(f, "in", categories=to_values(left_codes), missing=False, **kw)
-                cond_right[i] = Condition(f, "not in", categories=to_values(left_codes), missing=True, **kw)
+                left_vals = to_values(left_codes)
+                cond_left[i] = Condition(f, "in", categories=left_vals, missing=False, **kw)
+                cond_right[i] = Condition(f, "not in", categories=left_vals, missing=True, **kw)
         leaf_id = np.where(ht.is_leaf, np.arange(n, dtype=np.int64), -1)
         return TreeStructure(ht.left, ht.right, cond_left, cond_right, leaf_id)
 

@@ -87,6 +87,7 @@ def check_rules_route_rows(ens, X, table=None):
     to that leaf."""
     if table is None:
         table = ens.leaf_table(X)
+    X = ens.dense_for_rules(X)
     rule_tree = ens.rule_tree
     for j in range(ens.n_rules):
         t = int(rule_tree[j])

@@ -1,6 +1,7 @@
 """Penalties: the contract the solver talks to, and the penalties firecy ships."""
 from firecy.penalties._base import Penalty, PythonPenalty
 from firecy.penalties._separable import L1, MCP
+from firecy.penalties._fusion import Fusion, FusedPenalty, GroupL0, L1Fusion, MCPFusion
 from firecy.penalties._registry import (
     as_penalty,
     available_penalties,
@@ -13,8 +14,31 @@ __all__ = [
     "PythonPenalty",
     "L1",
     "MCP",
+    "Fusion",
+    "FusedPenalty",
+    "L1Fusion",
+    "MCPFusion",
+    "GroupL0",
     "as_penalty",
     "available_penalties",
     "make_penalty",
     "register_penalty",
 ]
+
+
+def _builtin(sparsity):
+    def factory(lam=1.0, gamma=3.0, fusion=0.0, group_l0=0.0):
+        if sparsity == "l1":
+            pen = L1Fusion(lam, fusion) if fusion else L1(lam)
+        else:
+            pen = MCPFusion(lam, gamma, fusion) if fusion else MCP(lam, gamma)
+        return GroupL0(pen, group_l0) if group_l0 else pen
+    factory.__name__ = f"make_{sparsity}"
+    factory.__doc__ = (
+        f"The {sparsity.upper()} penalty, with fusion (lambda_f / lambda_s) and "
+        "group-L0 (lambda_0) on top when those are nonzero.")
+    return factory
+
+
+register_penalty("l1", _builtin("l1"))
+register_penalty("mcp", _builtin("mcp"))

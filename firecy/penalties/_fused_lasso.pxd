@@ -12,6 +12,7 @@
 # curvature array; an element whose loss is not convex, c_i * gamma < a_i).
 # On -1 the content of ``out`` is unspecified. Data values are not checked
 # (a NaN input gives NaN-ish output, never a crash or an endless loop).
+# No global state is written: concurrent calls on separate buffers are safe.
 
 
 # Unweighted problem, Condat's direct algorithm:
@@ -32,10 +33,12 @@ cdef int fused_lasso_1d(const double* y, Py_ssize_t n, double lam,
 #                    + lam_tv * sum_{i>0} |x_i - x_{i-1}|
 # c_i >= 0 (c_i == 0: the element has no data term); ``c`` may be NULL for
 # unit weights. lam1 == 0 drops the L1 term. Linear time in the worst case.
-# Where the minimiser is not unique (only possible with zero weights) one is
-# chosen deterministically: the last element takes the minimiser closest to
-# 0, each earlier one the point of its own minimising interval closest to
-# its right neighbour. Workspace: fused_lasso_dp_l1_work_size(n) = 7n + 6.
+# Where the minimiser is not unique (only possible with zero weights, or
+# with c_i gamma == a_i under MCP) one is chosen deterministically: the last
+# element takes the minimiser closest to 0, each earlier one the point of its
+# own minimising interval closest to its right neighbour (lam_tv == 0: each
+# element the minimiser closest to 0).
+# Workspace: fused_lasso_dp_l1_work_size(n) = 7n + 6 doubles.
 cdef Py_ssize_t fused_lasso_dp_l1_work_size(Py_ssize_t n) noexcept nogil
 cdef int fused_lasso_dp_l1(const double* z, const double* c, Py_ssize_t n,
                            double lam_tv, double lam1, double* out,
@@ -48,11 +51,12 @@ cdef int fused_lasso_dp_l1(const double* z, const double* c, Py_ssize_t n,
 #     phi_i(x) = lam1 |x| - a_i x^2 / (2 gamma)   if |x| <= gamma lam1 / a_i
 #              = gamma lam1^2 / (2 a_i)           otherwise
 # (firecy's MCP: concavity gamma scaled by the per-element curvature a_i, see
-# _separable.pyx). a_i == 0, a == NULL, or gamma <= 0 with a == NULL give
-# phi_i = lam1 |x| (L1). Convexity requires c_i * gamma >= a_i for every i
-# (checked: -1 otherwise). Same tie rule as fused_lasso_dp_l1. Linear time
-# without MCP elements; with them, O(n log n) in the worst case (the MCP
-# kinks at +-gamma lam1 / a_i enter a heap) and near-linear in practice.
+# _separable.pyx). a == NULL (gamma then ignored) or a_i == 0 give
+# phi_i = lam1 |x| (L1); with a != NULL gamma must be finite and > 0.
+# Convexity requires c_i * gamma >= a_i for every i (checked: -1 otherwise).
+# Same tie rule as fused_lasso_dp_l1. Linear time without MCP elements; with
+# them, O(n log n) in the worst case (the kinks at +-gamma lam1 / a_i enter a
+# small sorted array, or heaps if many stay live) and near-linear in practice.
 # Workspace: fused_lasso_dp_work_size(n) = 15n + 10 + ceil(n / 4) doubles.
 cdef Py_ssize_t fused_lasso_dp_work_size(Py_ssize_t n) noexcept nogil
 cdef int fused_lasso_dp(const double* z, const double* c, Py_ssize_t n,

@@ -7,9 +7,11 @@ Two algorithms, both exact (up to rounding) and allocation-free at C level
 
       argmin_x 1/2 sum_i (x_i - y_i)^2 + lam sum_{i>0} |x_i - x_{i-1}|
 
-  by Condat's direct algorithm (IEEE SPL 2013), written from the dual view
-  below so that its end-of-signal restarts are provably right (the published
-  2013 code mishandles a corner case there).
+  by Condat's direct algorithm (IEEE SPL 2013). Condat's original code has
+  a corner-case bug, fixed in later versions; this implementation is derived
+  independently from the dual view below (each restart begins a fresh
+  segment from its known boundary dual) and tested against the exact
+  optimality certificate.
 * ``fused_lasso_dp`` / ``fused_lasso_dp_l1``: the weighted problem
 
       argmin_x sum_i [c_i/2 (x_i - z_i)^2 + phi_i(x_i)] + lam_tv TV(x)
@@ -261,9 +263,14 @@ cdef Py_ssize_t _condat_then_dp(const double* y, Py_ssize_t n, double lam,
 #   * one accumulated knot at 0: every L1 or MCP term puts a jump of 2 lam1
 #     there, so all of them merge into a single number;
 #   * (MCP only) the kinks at +-gamma lam1 / a_i, one pair per element at
-#     arbitrary positions, in a min-heap and a max-heap with lazy deletion.
+#     arbitrary positions: a small sorted array, or heaps if many pile up
+#     (see _kink_push).
 # Each scan step removes a knot and each element adds O(1) knots, so the
 # forward pass is amortised linear (heap operations add a log for MCP).
+#
+# Storage: ``out`` holds lo_i during the forward pass (the backward pass
+# overwrites it in place with x, reading lo_i just before), ``work`` holds
+# hi_i, the deque and the kinks (layout in _dp_solve).
 #
 # Robustness. Tails are maintained directly (sums of c_i, exact clip levels)
 # rather than by accumulating knot deltas, and a scan that runs out of knots
@@ -308,7 +315,7 @@ cdef struct DPState:
     double right_a       # F' = right_a x + right_b right of every knot
     double right_b
     double zero_jump     # jump of F' at 0 (0: no knot there)
-    bint kinks_sorted    # MCP kinks in a sorted array (small n) or heaps
+    bint kinks_sorted    # MCP kinks in the sorted array (else the heaps)
     HeapEntry* sorted_kinks  # live kinks at [kink_head, kink_tail), sorted
     Py_ssize_t kink_head
     Py_ssize_t kink_tail
@@ -317,6 +324,7 @@ cdef struct DPState:
     Py_ssize_t min_size
     Py_ssize_t max_size
     unsigned char* dead  # kink consumed from the other heap
+    Py_ssize_t n_ids     # 2n: number of kink ids
     const double* curv
     double inv_gamma
     double lam1
@@ -353,42 +361,68 @@ cdef inline void _heap_pop(HeapEntry* heap, Py_ssize_t* size) noexcept nogil:
     heap[i] = moved
 
 
-# MCP kinks. Up to _sorted_kinks_max_n elements they live in one sorted
-# array: an insertion shifts the shorter side by one slot (a memmove of a few
-# dozen entries at the sizes of firecy's blocks, cheaper than heap
-# operations), removals at either end are O(1). Beyond that, a min-heap and
-# a max-heap hold every kink, and a kink consumed through one heap is marked
-# dead and skipped when it surfaces in the other (O(log n) per operation, so
-# no quadratic worst case).
-cdef Py_ssize_t _sorted_kinks_max_n = 512   # tests change it (see below)
+# MCP kinks. While at most _sorted_kinks_max_live are live they sit in one
+# sorted array: an insertion shifts the kinks beyond it by one slot (cheaper
+# than heap operations at these sizes, and cache-friendly), removals at
+# either end are O(1). Kinks are usually consumed soon after they
+# enter, so this is the common case even for long signals. If more pile up,
+# the live kinks move, once and for good, to a min-heap and a max-heap that
+# each hold every kink; a kink consumed through one heap is marked dead and
+# skipped when it surfaces in the other. That bounds every operation by
+# O(log n): no quadratic worst case.
+#
+# Memory (HeapEntry slots from the kink base): the sorted array may drift
+# outwards by one slot per insertion from the middle of 4n + 2 slots; the
+# heaps take slots [0, 2n) and [2n, 4n); the 2n dead flags follow all that.
+cdef Py_ssize_t _sorted_kinks_max_live = 256   # tests change it (see below)
+
+
+cdef void _kinks_to_heaps(DPState* s) noexcept nogil:
+    cdef Py_ssize_t m = s.kink_tail - s.kink_head, j
+    cdef HeapEntry* base = s.sorted_kinks
+    # ascending order is a valid min-heap, and reversed with negated keys a
+    # valid max-heap: no sifting needed. [0, m) and [2n, 2n + m) are
+    # disjoint since m <= 2n; memmove handles the overlap with the old block.
+    memmove(base, base + s.kink_head, m * sizeof(HeapEntry))
+    s.min_heap = base
+    s.max_heap = base + s.n_ids
+    for j in range(m):
+        s.max_heap[j].key = -base[m - 1 - j].key
+        s.max_heap[j].id = base[m - 1 - j].id
+    s.min_size = m
+    s.max_size = m
+    memset(s.dead, 0, s.n_ids)
+    s.kinks_sorted = False
 
 
 cdef inline void _kink_push(DPState* s, double key, Py_ssize_t id) noexcept nogil:
-    cdef Py_ssize_t lo, hi, mid
+    cdef Py_ssize_t j
     cdef HeapEntry* arr
+    if s.kinks_sorted and s.kink_tail - s.kink_head >= _sorted_kinks_max_live:
+        _kinks_to_heaps(s)
     if not s.kinks_sorted:
         _heap_push(s.min_heap, &s.min_size, key, id)
         _heap_push(s.max_heap, &s.max_size, -key, id)
         return
+    # Insertion sort from one end. Kinks at -k sit left of those at +k, so
+    # a negative key starts from the left end and a positive one from the
+    # right: either way only the kinks beyond the new one move (an inline
+    # loop: at these sizes a memmove call costs more than it moves).
     arr = s.sorted_kinks
-    lo = s.kink_head
-    hi = s.kink_tail
-    while lo < hi:   # first entry with a larger key
-        mid = (lo + hi) >> 1
-        if arr[mid].key <= key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo - s.kink_head < s.kink_tail - lo:
-        memmove(arr + s.kink_head - 1, arr + s.kink_head,
-                (lo - s.kink_head) * sizeof(HeapEntry))
+    if key < 0.0:
+        j = s.kink_head - 1
+        while j + 1 < s.kink_tail and arr[j + 1].key < key:
+            arr[j] = arr[j + 1]
+            j += 1
         s.kink_head -= 1
-        lo -= 1
     else:
-        memmove(arr + lo + 1, arr + lo, (s.kink_tail - lo) * sizeof(HeapEntry))
+        j = s.kink_tail
+        while j > s.kink_head and arr[j - 1].key > key:
+            arr[j] = arr[j - 1]
+            j -= 1
         s.kink_tail += 1
-    arr[lo].key = key
-    arr[lo].id = id
+    arr[j].key = key
+    arr[j].id = id
 
 
 cdef inline double _kink_min(DPState* s) noexcept nogil:
@@ -708,6 +742,8 @@ cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,
             out[i] = _separable_solution(zi, ci, lam1, gamma, ai)
         return 0
 
+    # work layout (in doubles): hi[n] | deque, 2n + 2 Knots of 3 doubles |
+    # MCP kinks, 4n + 2 HeapEntry of 2 doubles | 2n dead-flag bytes
     cap = 2 * n + 2
     s.dq = <Knot*>(work + n)
     # head and tail only ever move outwards by one per clip (n clips each
@@ -724,26 +760,20 @@ cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,
     s.curv = curv
     s.lam1 = lam1
     s.inv_gamma = 0.0
-    s.kinks_sorted = n <= _sorted_kinks_max_n
+    s.kinks_sorted = True
     s.sorted_kinks = NULL
     s.kink_head = 0
     s.kink_tail = 0
     s.min_heap = NULL
     s.max_heap = NULL
     s.dead = NULL
+    s.n_ids = 2 * n
     if use_kinks:
         s.inv_gamma = 1.0 / gamma
-        if s.kinks_sorted:
-            # 2n insertions, each moving one end outwards by one slot: start
-            # in the middle of 4n + 2 slots
-            s.sorted_kinks = <HeapEntry*>(work + n + 3 * cap)
-            s.kink_head = 2 * n + 1
-            s.kink_tail = 2 * n + 1
-        else:
-            s.min_heap = <HeapEntry*>(work + n + 3 * cap)
-            s.max_heap = s.min_heap + 2 * n
-            s.dead = <unsigned char*>(s.max_heap + 2 * n)
-            memset(s.dead, 0, 2 * n)
+        s.sorted_kinks = <HeapEntry*>(work + n + 3 * cap)
+        s.kink_head = 2 * n + 1
+        s.kink_tail = 2 * n + 1
+        s.dead = <unsigned char*>(work + n + 3 * cap + 8 * n + 4)
 
     if use_kinks:
         status = _dp_forward(&s, z, c, n, lam, lam1, gamma, curv, first_shift,
@@ -809,12 +839,42 @@ cdef int fused_lasso_dp(const double* z, const double* c, Py_ssize_t n,
 # Python API
 # ---------------------------------------------------------------------------
 
-def _as_signal(values, name):
+cdef Py_ssize_t _first_invalid(const double[::1] values,
+                               bint nonnegative) noexcept nogil:
+    """Index of the first non-finite (or, if asked, negative) value; -1 if
+    none. One C pass: the wrappers' checks cost little next to the solve."""
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if not isfinite(values[i]) or (nonnegative and values[i] < 0.0):
+            return i
+    return -1
+
+
+cdef Py_ssize_t _first_nonconvex(object weights, const double[::1] curvature,
+                                 double gamma):
+    """First i with curvature_i > 0 and weights_i * gamma < curvature_i."""
+    cdef const double[::1] c
+    cdef Py_ssize_t i
+    cdef double ci = 1.0
+    if weights is not None:
+        c = weights
+    for i in range(curvature.shape[0]):
+        if weights is not None:
+            ci = c[i]
+        if curvature[i] > 0.0 and not (ci * gamma >= curvature[i]):
+            return i
+    return -1
+
+
+def _as_signal(values, name, bint nonnegative=False):
     arr = np.ascontiguousarray(values, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+    bad = _first_invalid(arr, nonnegative)
+    if bad >= 0:
+        if not np.isfinite(arr[bad]):
+            raise ValueError(f"{name} contains NaN or infinite values")
+        raise ValueError(f"{name} must be non-negative, {name}[{bad}] = {arr[bad]!r}")
     return arr
 
 
@@ -826,12 +886,10 @@ def _as_level(value, name):
 
 
 def _as_elementwise(values, name, n):
-    arr = _as_signal(values, name)
+    arr = _as_signal(values, name, nonnegative=True)
     if arr.shape[0] != n:
         raise ValueError(
             f"{name} has length {arr.shape[0]}, expected {n} (the signal's length)")
-    if np.any(arr < 0.0):
-        raise ValueError(f"{name} must be non-negative")
     return arr
 
 
@@ -875,13 +933,14 @@ def fused_lasso(y, lam):
     cdef int status
     y_arr = _as_signal(y, "y")
     n = y_arr.shape[0]
-    out = np.empty(n, dtype=np.float64)
     if n == 0:
-        return out
-    work = np.empty(max(fused_lasso_1d_work_size(n), 1), dtype=np.float64)
+        return np.empty(0)
+    # (separate allocations: a view into one buffer would keep the
+    # workspace alive as long as the result)
+    out = np.empty(n)
     y_view = y_arr
     out_view = out
-    work_view = work
+    work_view = np.empty(fused_lasso_1d_work_size(n))
     with nogil:
         status = fused_lasso_1d(&y_view[0], n, lam_c, &out_view[0], &work_view[0])
     if status != 0:  # pragma: no cover - arguments were validated above
@@ -908,10 +967,9 @@ def _prepare_weighted(z, lam_tv, weights, lam1, gamma, curvature):
             a_arr = np.ones(n) if c_arr is None else c_arr
         else:
             a_arr = _as_elementwise(curvature, "curvature", n)
-        c_eff = np.ones(n) if c_arr is None else c_arr
-        bad = (a_arr > 0.0) & ~(c_eff * gamma >= a_arr)
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
+        i = _first_nonconvex(c_arr, a_arr, gamma)
+        if i >= 0:
+            c_eff = np.ones(n) if c_arr is None else c_arr
             raise ValueError(
                 "MCP term makes the problem non-convex: need "
                 f"weights * gamma >= curvature, element {i} has weight "
@@ -985,28 +1043,26 @@ def fused_lasso_weighted(z, lam_tv, weights=None, lam1=0.0, gamma=None,
     z_arr, lam_tv, c_arr, lam1, gamma, a_arr = _prepare_weighted(
         z, lam_tv, weights, lam1, gamma, curvature)
     n = z_arr.shape[0]
-    out = np.empty(n, dtype=np.float64)
     if n == 0:
-        return out
+        return np.empty(0)
     lam_c = lam_tv
     lam1_c = lam1
     gamma_c = gamma
+    out = np.empty(n)
     z_view = z_arr
     out_view = out
+    work_view = np.empty(fused_lasso_dp_work_size(n) if a_arr is not None
+                         else fused_lasso_dp_l1_work_size(n))
     if c_arr is not None:
         c_view = c_arr
         c_ptr = &c_view[0]
     if a_arr is not None:
         a_view = a_arr
         a_ptr = &a_view[0]
-        work = np.empty(fused_lasso_dp_work_size(n), dtype=np.float64)
-        work_view = work
         with nogil:
             status = fused_lasso_dp(&z_view[0], c_ptr, n, lam_c, lam1_c, gamma_c,
                                     a_ptr, &out_view[0], &work_view[0])
     else:
-        work = np.empty(fused_lasso_dp_l1_work_size(n), dtype=np.float64)
-        work_view = work
         with nogil:
             status = fused_lasso_dp_l1(&z_view[0], c_ptr, n, lam_c, lam1_c,
                                        &out_view[0], &work_view[0])
@@ -1110,12 +1166,13 @@ def _condat_with_budget(y, double lam, Py_ssize_t ratio=0,
     return out, steps, stop_at < n
 
 
-def _set_sorted_kinks_max_n(Py_ssize_t value):
-    """Test hook: largest n whose MCP kinks use the sorted array (default
-    512); returns the previous value. Not thread-safe."""
-    global _sorted_kinks_max_n
-    previous = _sorted_kinks_max_n
-    _sorted_kinks_max_n = value
+def _set_sorted_kinks_max_live(Py_ssize_t value):
+    """Test hook: most live MCP kinks kept in the sorted array before moving
+    to the heaps (default 256; 0: heaps from the start). Returns the previous
+    value. Not thread-safe."""
+    global _sorted_kinks_max_live
+    previous = _sorted_kinks_max_live
+    _sorted_kinks_max_live = max(value, 0)
     return previous
 
 

@@ -19,7 +19,7 @@ from firecy.penalties import as_penalty
 from firecy.solver._design import BlockDesign
 from firecy.solver._engine import GreedyBlockCD
 
-__all__ = ["solve", "fire_path", "lambda_max", "SolveResult", "PathResult"]
+__all__ = ["solve", "fire_path", "group_l0_path", "lambda_max", "SolveResult", "PathResult"]
 
 
 @dataclass
@@ -175,7 +175,7 @@ class _Problem:
 
 def solve(design, y, penalty, *, block_ptr=None, sample_weight=None, fit_intercept=True,
           coef_init=None, tol=1e-6, max_iter=None, record_objective=False,
-          strategy="working_set"):
+          strategy="working_set", local_search=False):
     """Minimise the FIRE objective for one penalty by greedy block CD.
 
     Parameters
@@ -206,6 +206,12 @@ def solve(design, y, penalty, *, block_ptr=None, sample_weight=None, fit_interce
         Algorithm 1). ``"working_set"``: blocks are chosen greedily by the
         same score into a working set, solved by cyclic exact block updates
         with Anderson extrapolation; faster when many rules are kept.
+    local_search : bool, default=False
+        With a :class:`~firecy.penalties.GroupL0` penalty: after convergence,
+        switch single trees on or off (re-solving the weights of the other
+        trees) while that lowers the objective. Without it the solution is
+        block-wise optimal (no single block update lowers F); with it, no
+        single tree switch does either. Costs one sub-solve per tree per pass.
 
     Returns
     -------
@@ -215,7 +221,49 @@ def solve(design, y, penalty, *, block_ptr=None, sample_weight=None, fit_interce
     penalty = _check_penalty(penalty)
     max_updates = _check_solver_params(tol, max_iter, problem.design.n_blocks)
     w = _initial_coef(coef_init, problem.design.n_columns)
-    return problem.solve(penalty, w, tol, max_updates, record_objective, strategy=strategy)
+    res = problem.solve(penalty, w, tol, max_updates, record_objective, strategy=strategy)
+    if local_search:
+        res = _tree_switch_search(problem, penalty, res, tol, max_updates)
+    return res
+
+
+def _tree_switch_search(problem, penalty, res, tol, max_updates, max_passes=20):
+    """Local search over single tree switches for group-L0 (papers/003 D)."""
+    from firecy.penalties import GroupL0
+
+    if not isinstance(penalty, GroupL0):
+        raise ValueError("local_search applies to GroupL0 penalties only")
+    design, ptr = problem.design, problem.design.block_ptr
+
+    def trees_of(coef):
+        return [t for t in range(design.n_blocks) if np.any(coef[ptr[t]:ptr[t + 1]] != 0)]
+
+    def solve_on(trees, start):
+        if not trees:
+            coef = np.zeros(design.n_columns)
+            obj, b = problem.engine.objective_at(penalty, coef)
+            return coef, b, obj
+        sub, cols = design.subset_blocks(trees)
+        sub_problem = _Problem(sub, problem.y, problem.s, problem.fit_intercept)
+        sub_res = sub_problem.solve(penalty, np.ascontiguousarray(start[cols]), tol,
+                                    max_updates, warn=False)
+        coef = np.zeros(design.n_columns)
+        coef[cols] = sub_res.coef
+        return coef, sub_res.intercept, sub_res.objective
+
+    best = (res.coef.copy(), res.intercept, res.objective)
+    for _ in range(max_passes):
+        improved = False
+        for t in range(design.n_blocks):
+            on = trees_of(best[0])
+            cand = solve_on(sorted(set(on) ^ {t}), best[0])
+            if cand[2] < best[2] - tol * abs(best[2]):
+                best, improved = cand, True
+        if not improved:
+            break
+    res.coef[:] = best[0]
+    res.intercept, res.objective = best[1], best[2]
+    return res
 
 
 def _initial_coef(coef_init, n_columns):
@@ -268,30 +316,51 @@ def fire_path(design, y, penalty, *, block_ptr=None, sample_weight=None, lambdas
     template = _check_penalty(penalty)
     max_updates = _check_solver_params(tol, max_iter, problem.design.n_blocks)
     lam_max = problem.lambda_max(template)
-    if lambdas is None:
-        if not isinstance(n_lambdas, numbers.Integral) or n_lambdas < 1:
-            raise ValueError(f"n_lambdas must be a positive integer, got {n_lambdas!r}")
+    lambdas = _check_grid(lambdas, n_lambdas, eps, lam_max, "lambda")
+    return _warm_path(problem, template, "lam", lambdas, lam_max, max_rules, tol,
+                      max_updates, progress, strategy)
+
+
+def _check_grid(grid, n_points, eps, top, name):
+    if grid is None:
+        if not isinstance(n_points, numbers.Integral) or n_points < 1:
+            raise ValueError(f"n_{name}s must be a positive integer, got {n_points!r}")
         if not 0 < eps < 1:
             raise ValueError(f"eps must be in (0, 1), got {eps!r}")
-        lambdas = lam_max * np.logspace(0, np.log10(eps), n_lambdas)
-    else:
-        lambdas = np.asarray(lambdas, dtype=np.float64).ravel()
-        if lambdas.size == 0 or not np.all(np.isfinite(lambdas)) or np.any(lambdas < 0):
-            raise ValueError("lambdas must be a non-empty array of non-negative numbers")
-        lambdas = np.sort(lambdas)[::-1]
+        if not np.isfinite(top):
+            raise ValueError(
+                f"{name}_max is infinite for this penalty (e.g. fusion alone leaves a "
+                f"tree's level unpenalised): pass the grid explicitly")
+        return top * np.logspace(0, np.log10(eps), n_points)
+    grid = np.asarray(grid, dtype=np.float64).ravel()
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+        raise ValueError(f"{name}s must be a non-empty array of non-negative numbers")
+    return np.sort(grid)[::-1]
+
+
+def _warm_path(problem, template, param, grid, top, max_rules, tol, max_updates,
+               progress, strategy):
+    """Solve along ``grid`` (decreasing) for the penalty attribute ``param``,
+    each point warm-started from the previous one."""
     if max_rules is not None and (not isinstance(max_rules, numbers.Integral) or max_rules < 1):
         raise ValueError(f"max_rules must be a positive integer, got {max_rules!r}")
-
     pen = copy.deepcopy(template)
     w = np.zeros(problem.design.n_columns)
     rows = []
-    for k, lam in enumerate(lambdas):
-        pen.lam = float(lam)
-        res = problem.solve(pen, w, tol, max_updates, strategy=strategy)
-        rows.append((lam, w.copy(), res.intercept, res.objective, res.n_rules,
+    for k, value in enumerate(grid):
+        setattr(pen, param, float(value))
+        if value >= top:
+            # w = 0 is a solution by definition of the path's top: no rounding noise
+            w[:] = 0.0
+            obj, intercept = problem.engine.objective_at(pen, w)
+            res = SolveResult(coef=w, intercept=intercept, objective=obj, n_iter=0,
+                              converged=True)
+        else:
+            res = problem.solve(pen, w, tol, max_updates, strategy=strategy)
+        rows.append((value, w.copy(), res.intercept, res.objective, res.n_rules,
                      res.n_iter, res.converged))
         if progress is not None:
-            progress(k, len(lambdas), res)
+            progress(k, len(grid), res)
         if max_rules is not None and res.n_rules > max_rules:
             break
     cols = list(zip(*rows))
@@ -303,5 +372,41 @@ def fire_path(design, y, penalty, *, block_ptr=None, sample_weight=None, lambdas
         n_rules=np.array(cols[4], dtype=np.intp),
         n_iter=np.array(cols[5], dtype=np.intp),
         converged=np.array(cols[6], dtype=bool),
-        lambda_max=float(lam_max),
+        lambda_max=float(top),
     )
+
+
+def group_l0_path(design, y, penalty, *, block_ptr=None, sample_weight=None, lam0s=None,
+                  n_lam0s=20, eps=1e-3, max_rules=None, fit_intercept=True, tol=1e-6,
+                  max_iter=None, progress=None):
+    """The path over group-L0's ``lam0``, inner penalty fixed, with warm starts.
+
+    Parameters
+    ----------
+    penalty : GroupL0
+        Its inner penalty (and ``lam``) stay fixed; ``lam0`` runs over the grid.
+    lam0s : array-like, optional
+        The grid; default ``n_lam0s`` values from lam0_max (the largest
+        decrease any tree achieves from w = 0, above which no tree is kept)
+        down to ``eps * lam0_max``.
+    Other parameters as in :func:`fire_path`.
+
+    Returns
+    -------
+    PathResult
+        With ``lambdas`` holding the lam0 grid and ``lambda_max`` lam0_max.
+    """
+    from firecy.penalties import GroupL0
+
+    if not isinstance(penalty, GroupL0):
+        raise TypeError(f"group_l0_path needs a GroupL0 penalty, got {type(penalty).__name__}")
+    problem = _Problem(design, y, sample_weight, fit_intercept, block_ptr)
+    template = _check_penalty(penalty)
+    max_updates = _check_solver_params(tol, max_iter, problem.design.n_blocks)
+    curv = problem.engine.curvature
+    ptr = problem.design.block_ptr
+    top = max(template.lam0_max_of(problem.grad0[ptr[t]:ptr[t + 1]], curv[ptr[t]:ptr[t + 1]])
+              for t in range(problem.design.n_blocks))
+    grid = _check_grid(lam0s, n_lam0s, eps, top, "lam0")
+    return _warm_path(problem, template, "lam0", grid, top, max_rules, tol, max_updates,
+                      progress, "working_set")

@@ -186,6 +186,22 @@ class BlockDesign:
             raise ValueError("a design matrix needs block_ptr (the block boundaries)")
         return cls.from_matrix(design, block_ptr)
 
+    def subset_blocks(self, blocks):
+        """The design restricted to ``blocks`` (sorted), and its columns."""
+        blocks = np.asarray(blocks, dtype=np.intp)
+        sizes = self.block_ptr[blocks + 1] - self.block_ptr[blocks]
+        cols = np.concatenate([np.arange(self.block_ptr[t], self.block_ptr[t + 1])
+                               for t in blocks])
+        sub_ptr = np.r_[0, np.cumsum(sizes)]
+        if self.is_tree:
+            remap = np.full(self.n_columns, -1, dtype=np.int32)
+            remap[cols] = np.arange(cols.size, dtype=np.int32)
+            sub = BlockDesign.from_leaf_table(
+                remap[self.leaf_table[:, blocks]], self.leaf_values[cols], sub_ptr)
+        else:
+            sub = BlockDesign.from_matrix(self.tocsc()[:, cols], sub_ptr)
+        return sub, cols
+
     # -- linear algebra (vectorised NumPy; the solver has its own loops) --
 
     def tocsc(self):

@@ -52,7 +52,7 @@ cdef Py_ssize_t INNER_MAX_EPOCHS = 30
 # largest support for a Newton step (a dense Cholesky of this size)
 NEWTON_MAX_SUPPORT = 4000
 # Newton steps per attempt (each drops at least one coordinate when partial)
-NEWTON_MAX_STEPS = 20
+NEWTON_MAX_STEPS = 5
 
 
 cdef class GreedyBlockCD:
@@ -91,6 +91,7 @@ cdef class GreedyBlockCD:
     cdef double[::1] buf_w, buf_step, buf_curv, rt_save, lo_buf, hi_buf
     cdef double[:, ::1] snapshots
     cdef double[::1] anderson_w
+    cdef object newton_failed_on
     # trace of the objective after each block update
     cdef double[::1] trace
     cdef Py_ssize_t trace_len
@@ -536,7 +537,11 @@ cdef class GreedyBlockCD:
 
     cdef int solve_working_set(self, double inner_tol, Py_ssize_t max_updates,
                                Py_ssize_t* updates) except -1 nogil:
-        """Cyclic exact block updates over the working set, with Anderson."""
+        """Cyclic exact block updates over the working set, with Anderson.
+
+        Returns 1 if the inner tolerance was reached, 0 if the epoch cap or
+        the update budget stopped it (coordinate descent is struggling).
+        """
         cdef Py_ssize_t k, q, n_snap = 0, epoch = 0
         cdef double epoch_score
         while updates[0] < max_updates and epoch < INNER_MAX_EPOCHS:
@@ -546,7 +551,7 @@ cdef class GreedyBlockCD:
                 epoch_score = fmax(epoch_score, self.update_ws_block(k))
             updates[0] += self.n_ws
             if epoch_score <= inner_tol:
-                break
+                return 1
             for q in range(self.n_ws_cols):
                 self.snapshots[n_snap, q] = self.w[self.ws_cols[q]]
             n_snap += 1
@@ -592,10 +597,10 @@ cdef class GreedyBlockCD:
                     np.add.reduceat(np.abs(np.asarray(self.w)), np.asarray(self.block_ptr[:self.T]))))
             n_new = max(10, n_active)
             self.build_working_set(order, n_new, score_tol)
-            self.solve_working_set(fmax(score_tol, INNER_RATIO * best_score),
-                                   max_updates, &updates)
-            with gil:
-                self.newton_step()
+            if not self.solve_working_set(fmax(score_tol, INNER_RATIO * best_score),
+                                          max_updates, &updates):
+                with gil:
+                    self.newton_step()
         self.resync()  # exact final state: no drift in the reported objective
         n_updates[0] = updates
         return 0
@@ -613,11 +618,15 @@ cdef class GreedyBlockCD:
         model (``Penalty.local_quadratic``).
         """
         cdef Py_ssize_t it
+        support = np.flatnonzero(np.asarray(self.w))
+        if self.newton_failed_on is not None and np.array_equal(support, self.newton_failed_on):
+            return False   # same support as a failed attempt: do not refactorise
         for it in range(NEWTON_MAX_STEPS):
             status = self._newton_once()
             if status != "partial":
-                return status == "full"
-        return False
+                break
+        self.newton_failed_on = support if status == "none" else None
+        return status == "full"
 
     def _support_model(self, support):
         """Datafit gradient and Hessian (intercept profiled out) plus the
