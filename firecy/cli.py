@@ -307,7 +307,8 @@ def _make_forest(kind, n_trees, max_depth, seed, n_jobs):
         try:
             from xgboost import XGBRegressor
         except ImportError:
-            raise CLIError("--model xgboost needs xgboost: pip install 'firecy[xgboost]'") from None
+            raise CLIError(
+                "--model xgboost needs xgboost: pip install 'firecy[xgboost]'") from None
         return XGBRegressor(n_estimators=n_trees, max_depth=max_depth, learning_rate=0.1,
                             random_state=seed, n_jobs=n_jobs)
     try:

@@ -229,7 +229,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
             x0 += p.width() + 0.5
         y_off -= h
     ax.set_xlim(-0.6, row_w - 0.4)
-    ax.set_ylim(y_off + 1.0, 1.0)
+    ax.set_ylim(min(y_off + 1.0, -1.0), 1.0)
     if title:
         if title is True:
             from firecy.rules import count_antecedents

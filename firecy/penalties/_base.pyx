@@ -211,7 +211,9 @@ cdef class PythonPenalty(Penalty):
     The wrapped object implements, on 1-D float64 arrays of one block:
     ``value(w, curvature) -> float``, ``prox(z, step, curvature) -> array``,
     ``subdiff(w, curvature) -> (lo, hi)``, ``lambda_max(grad, curvature) ->
-    float``; optionally ``block_score(w, grad, step, curvature) -> float``.
+    float``; optionally ``block_score(w, grad, step, curvature) -> float``
+    and ``local_quadratic(w, curvature) -> (grad, hess) or None`` (enables the
+    engine's Newton steps; see ``Penalty.local_quadratic``).
     It has attributes ``lam`` (set by the path before each solve) and
     ``is_convex``. Each engine call takes the GIL once for the whole block;
     an exception raised by the object propagates out of the solver.
@@ -277,6 +279,25 @@ cdef class PythonPenalty(Penalty):
                 return float(self.obj.block_score(
                     _view(w, n), _view(grad, n), _view(step, n), _view(curv, n)))
         return Penalty.block_score(self, w, grad, step, curv, work, n)
+
+    cdef int local_quadratic(self, const double* w, const double* curv,
+                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
+        with gil:
+            method = getattr(self.obj, "local_quadratic", None)
+            if not callable(method):
+                return 0
+            self.obj.lam = self.lam
+            res = method(_view(w, n), _view(curv, n))
+            if res is None:
+                return 0
+            try:
+                g_, h_ = res
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{type(self.obj).__name__}.local_quadratic must return (grad, hess) or None")
+            _copy_out(g_, grad, n, f"{type(self.obj).__name__}.local_quadratic grad")
+            _copy_out(h_, hess, n, f"{type(self.obj).__name__}.local_quadratic hess")
+        return 1
 
     def _repr_params(self):
         return repr(self.obj)

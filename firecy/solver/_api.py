@@ -148,7 +148,11 @@ class _Problem:
         self.step = np.ascontiguousarray(np.where(diag_cols, curv, per_col_L))
         self.engine = GreedyBlockCD(self.design, self.y, self.s, self.step, self.fit_intercept)
         self.grad0 = self.engine.gradient_at_zero()
-        self.score_scale = float(np.max(np.abs(self.grad0))) or 1.0
+        # the scale of the direction vector: the lasso's lambda_max, floored
+        # so that a constant target (a gradient of pure rounding noise) does
+        # not ask for an unreachable tolerance; |grad_j| <= sqrt(a_j) ||y||_s
+        floor = 1e-10 * np.sqrt(np.max(curv) * np.sum(self.s * self.y ** 2))
+        self.score_scale = max(float(np.max(np.abs(self.grad0))), floor) or 1.0
 
     def lambda_max(self, penalty):
         curv = self.engine.curvature
