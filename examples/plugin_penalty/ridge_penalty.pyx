@@ -7,7 +7,7 @@ the ``setup.py`` next to this file; register it with
 ``firecy.penalties.register_penalty("ridge", Ridge)`` or through the
 ``firecy.penalties`` entry-point group of your package.
 """
-from libc.math cimport fabs
+from libc.math cimport INFINITY
 from firecy.penalties._base cimport Penalty
 
 
@@ -44,7 +44,7 @@ cdef class Ridge(Penalty):
         cdef Py_ssize_t j
         for j in range(n):
             if grad[j] != 0.0:
-                return float("inf")   # a ridge never makes w = 0 optimal
+                return INFINITY   # a ridge never makes w = 0 optimal
         return 0.0
 
     cdef int local_quadratic(self, const double* w, const double* curv,

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from libc.math cimport INFINITY, fabs, isfinite
+from libc.math cimport INFINITY, fabs, fmax, fmin, isfinite
 from libc.string cimport memmove, memset
 
 
@@ -97,6 +97,7 @@ cdef Py_ssize_t _condat(const double* y, Py_ssize_t n, double lam, double* x,
     cdef double vmin = y[0] - lam, vmax = y[0] + lam
     cdef double umin = lam, umax = -lam, w0 = 0.0
     cdef double umin_next, umax_next, ynext, v, last = 0.0
+    cdef double inv_len, excess_min, excess_max
     while True:
         steps += 1
         if k > kfar:
@@ -175,17 +176,21 @@ cdef Py_ssize_t _condat(const double* y, Py_ssize_t n, double lam, double* x,
                 umax = -lam
             else:
                 k += 1
-                umin = umin_next
-                umax = umax_next
-                if umin >= lam:
-                    # raise vmin until w_{k+1}(vmin) = lam exactly
-                    vmin += (umin - lam) / <double>(k - k0 + 1)
-                    umin = lam
-                    kminus = k
-                if umax <= -lam:
-                    vmax += (umax + lam) / <double>(k - k0 + 1)
-                    umax = -lam
-                    kplus = k
+                # If w_{k+1}(vmin) > lam, raise vmin until it equals lam (and
+                # symmetrically for vmax). Written without branches: whether
+                # a bound moves is a coin toss on noisy data, and a
+                # mispredicted branch costs more than the arithmetic. The
+                # reciprocal does not depend on the data, so it is computed
+                # off the critical path.
+                inv_len = 1.0 / <double>(k - k0 + 1)
+                excess_min = fmax(umin_next - lam, 0.0)
+                excess_max = fmin(umax_next + lam, 0.0)
+                kminus = k if umin_next >= lam else kminus
+                kplus = k if umax_next <= -lam else kplus
+                vmin += excess_min * inv_len
+                vmax += excess_max * inv_len
+                umin = umin_next - excess_min
+                umax = umax_next - excess_max
 
 
 # Direct-algorithm steps allowed per position before falling back to the
@@ -787,13 +792,11 @@ cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,
     if status != 0:
         return status
 
+    # backward pass; fmin / fmax compile to branch-free min / max: whether
+    # x_{i+1} falls inside [lo_i, hi_i] is unpredictable on noisy data
     x = out[n - 1]
     for i in range(n - 2, -1, -1):
-        lo = out[i]
-        if x < lo:
-            x = lo
-        elif x > hi[i]:
-            x = hi[i]
+        x = fmin(fmax(x, out[i]), hi[i])
         out[i] = x
     return 0
 
