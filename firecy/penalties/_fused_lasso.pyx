@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from libc.math cimport INFINITY, fabs, fmax, fmin, isfinite
+from libc.math cimport INFINITY, fabs, isfinite
 from libc.string cimport memmove, memset
 
 
@@ -65,6 +65,16 @@ from libc.string cimport memmove, memset
 # steps). So the step count is bounded by ``ratio`` times the farthest
 # position scanned plus ``slack``: past that, the caller hands the rest of
 # the signal to the linear-time dynamic programme.
+
+# Branch-free max / min: these ternaries compile to single maxsd / minsd
+# instructions (libm's fmax / fmin are calls, as they must handle NaN).
+cdef inline double _max(double a, double b) noexcept nogil:
+    return a if a > b else b
+
+
+cdef inline double _min(double a, double b) noexcept nogil:
+    return a if a < b else b
+
 
 cdef inline double _monotone(double v, double last, double w0) noexcept nogil:
     # A segment after a step down (w0 = +lam) is <= the previous one, after a
@@ -183,8 +193,8 @@ cdef Py_ssize_t _condat(const double* y, Py_ssize_t n, double lam, double* x,
                 # reciprocal does not depend on the data, so it is computed
                 # off the critical path.
                 inv_len = 1.0 / <double>(k - k0 + 1)
-                excess_min = fmax(umin_next - lam, 0.0)
-                excess_max = fmin(umax_next + lam, 0.0)
+                excess_min = _max(umin_next - lam, 0.0)
+                excess_max = _min(umax_next + lam, 0.0)
                 kminus = k if umin_next >= lam else kminus
                 kplus = k if umax_next <= -lam else kplus
                 vmin += excess_min * inv_len
@@ -792,11 +802,11 @@ cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,
     if status != 0:
         return status
 
-    # backward pass; fmin / fmax compile to branch-free min / max: whether
+    # backward pass, branch-free (see _max): whether
     # x_{i+1} falls inside [lo_i, hi_i] is unpredictable on noisy data
     x = out[n - 1]
     for i in range(n - 2, -1, -1):
-        x = fmin(fmax(x, out[i]), hi[i])
+        x = _min(_max(x, out[i]), hi[i])
         out[i] = x
     return 0
 

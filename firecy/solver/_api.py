@@ -14,6 +14,7 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from firecy.penalties import as_penalty
 from firecy.solver._design import BlockDesign
@@ -164,9 +165,13 @@ class _Problem:
 
     def solve(self, penalty, w, tol, max_updates, record_objective=False, warn=True,
               strategy="working_set"):
-        out = self.engine.solve(
-            penalty, w, tol, max_updates, self.score_scale, record_objective, warn, strategy
-        )
+        # one BLAS thread: the Newton steps factorise small dense matrices,
+        # where OpenBLAS threads on a busy machine cost 100x, and a fixed
+        # summation order keeps results identical on any thread count
+        with threadpool_limits(limits=1, user_api="blas"):
+            out = self.engine.solve(
+                penalty, w, tol, max_updates, self.score_scale, record_objective, warn,
+                strategy)
         return SolveResult(
             coef=w,
             intercept=out["intercept"],

@@ -53,6 +53,20 @@ cdef Py_ssize_t INNER_MAX_EPOCHS = 30
 NEWTON_MAX_SUPPORT = 4000
 # Newton steps per attempt (each drops at least one coordinate when partial)
 NEWTON_MAX_STEPS = 5
+# majorize-minimize steps per factorisation when the local model is indefinite
+NEWTON_MM_STEPS = 50
+
+
+def _cholesky(matrix):
+    """Cholesky factor, with a relative ridge of 1e-12 if singular (a whole
+    tree in the support is collinear with the intercept); None if indefinite."""
+    scale = max(float(np.max(np.abs(np.diag(matrix)))), 1e-300)
+    for ridge in (0.0, 1e-12 * scale):
+        try:
+            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+    return None
 
 
 cdef class GreedyBlockCD:
@@ -656,10 +670,13 @@ cdef class GreedyBlockCD:
         if self.fit_intercept:
             m_S = np.asarray(self.m)[support]
             hess -= np.outer(m_S, m_S)
-        hess[np.diag_indices_from(hess)] += pen_hess[support]
-        return grad, hess
+        return grad, hess, pen_hess[support]
 
     def _newton_once(self):
+        """One Newton step on the current support (or, when the penalty's
+        local model is concave enough to make the Hessian indefinite, a run
+        of majorize-minimize steps). Returns "full" (landed on the support's
+        stationary point), "partial" (moved; call again) or "none"."""
         w = np.asarray(self.w)
         support = np.flatnonzero(w)
         if support.size == 0 or support.size > NEWTON_MAX_SUPPORT:
@@ -670,23 +687,40 @@ cdef class GreedyBlockCD:
         model = self._support_model(support)
         if model is None:
             return "none"
-        grad, hess = model
-        # a whole tree in the support is collinear with the intercept: the
-        # Hessian is singular; a relative ridge of 1e-12 restores a step
-        scale = max(float(np.max(np.abs(np.diag(hess)))), 1e-300)
-        for ridge in (0.0, 1e-12 * scale):
-            try:
-                if ridge:
-                    hess[np.diag_indices_from(hess)] += ridge
-                factor = cho_factor(hess, check_finite=False)
-                break
-            except np.linalg.LinAlgError:
-                factor = None
+        grad, hess, pen_hess = model
+        factor = _cholesky(hess + np.diag(pen_hess))
+        if factor is not None:
+            status = self._try_step(support, -cho_solve(factor, grad, check_finite=False), f_old)
+            return status if status == "none" else ("full" if status == "full" else "partial")
+        # indefinite (MCP's concave part): majorize the concave part by its
+        # linearisation, keep the datafit Hessian (positive definite), and
+        # iterate on the factorisation while the signs hold (a DC algorithm:
+        # each step is a descent step of F)
+        factor = _cholesky(hess)
         if factor is None:
-            return "none"   # indefinite (nonconvex MCP): leave it to CD
-        direction = -cho_solve(factor, grad, check_finite=False)
+            return "none"
+        moved = False
+        for _ in range(NEWTON_MM_STEPS):
+            status = self._try_step(support, -cho_solve(factor, grad, check_finite=False), f_old)
+            if status == "none":
+                break
+            moved = True
+            f_new = self.objective()
+            if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
+                break
+            f_old = f_new
+            model = self._support_model(support)
+            if model is None:
+                break
+            grad = model[0]
+        return "partial" if moved else "none"
+
+    def _try_step(self, support, direction, f_old):
+        """Take ``direction`` (stopping at the first sign change); keep it
+        only if F decreases. Returns "full", "partial" or "none"."""
         if not np.all(np.isfinite(direction)):
             return "none"
+        w = np.asarray(self.w)
         w_old = w[support].copy()
         crossing = w_old * (w_old + direction) < 0
         step = 1.0
@@ -696,8 +730,7 @@ cdef class GreedyBlockCD:
         cand = w_old + step * direction
         if step < 1.0:
             # the first crossing coordinate(s) land exactly on zero
-            hit = np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]
-            cand[hit] = 0.0
+            cand[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
         w[support] = cand
         with nogil:
             self.resync()
