@@ -48,7 +48,11 @@ cdef enum:
 # fraction of the largest score that opened it
 cdef double INNER_RATIO = 0.01
 # epochs of an inner solve before the engine tries a Newton step on the support
-cdef Py_ssize_t INNER_MAX_EPOCHS = 30
+# (Newton costs a dense factorisation; cheap epochs go first)
+cdef Py_ssize_t INNER_MAX_EPOCHS = 100
+# every INNER_CHECK epochs the largest block score must at least halve, or
+# coordinate descent counts as slow and the engine tries a Newton step
+cdef Py_ssize_t INNER_CHECK = 10
 # largest support for a Newton step (a dense Cholesky of this size)
 NEWTON_MAX_SUPPORT = 4000
 # Newton steps per attempt (each drops at least one coordinate when partial)
@@ -106,6 +110,8 @@ cdef class GreedyBlockCD:
     cdef double[:, ::1] snapshots
     cdef double[::1] anderson_w
     cdef object newton_failed_on
+    cdef public int verbose
+    cdef public Py_ssize_t n_anderson_tried, n_anderson_accepted
     # trace of the objective after each block update
     cdef double[::1] trace
     cdef Py_ssize_t trace_len
@@ -557,7 +563,7 @@ cdef class GreedyBlockCD:
         the update budget stopped it (coordinate descent is struggling).
         """
         cdef Py_ssize_t k, q, n_snap = 0, epoch = 0
-        cdef double epoch_score
+        cdef double epoch_score, checkpoint = INFINITY
         while updates[0] < max_updates and epoch < INNER_MAX_EPOCHS:
             epoch += 1
             epoch_score = 0.0
@@ -566,11 +572,16 @@ cdef class GreedyBlockCD:
             updates[0] += self.n_ws
             if epoch_score <= inner_tol:
                 return 1
+            if epoch % INNER_CHECK == 0:
+                if epoch_score > 0.5 * checkpoint:
+                    return 0
+                checkpoint = epoch_score
             for q in range(self.n_ws_cols):
                 self.snapshots[n_snap, q] = self.w[self.ws_cols[q]]
             n_snap += 1
             if n_snap == ANDERSON_K + 1:
-                self.anderson_step(n_snap)
+                self.n_anderson_tried += 1
+                self.n_anderson_accepted += self.anderson_step(n_snap)
                 n_snap = 0
         return 0
 
@@ -614,7 +625,12 @@ cdef class GreedyBlockCD:
             if not self.solve_working_set(fmax(score_tol, INNER_RATIO * best_score),
                                           max_updates, &updates):
                 with gil:
-                    self.newton_step()
+                    ok = self.newton_step()
+                    if self.verbose:
+                        print(f"firecy: {updates} updates, best score {best_score:.3e}, "
+                              f"working set {self.n_ws} blocks / {self.n_ws_cols} columns, "
+                              f"Newton {'landed' if ok else 'no'}, F = {self.objective():.12g}, "
+                              f"Anderson {self.n_anderson_accepted}/{self.n_anderson_tried}")
         self.resync()  # exact final state: no drift in the reported objective
         n_updates[0] = updates
         return 0
@@ -645,16 +661,10 @@ cdef class GreedyBlockCD:
     def _support_model(self, support):
         """Datafit gradient and Hessian (intercept profiled out) plus the
         penalty's local model, on the columns ``support``."""
-        w = np.asarray(self.w)
-        ptr = np.asarray(self.block_ptr)
-        curv = np.asarray(self.curv)
         pen_grad = np.zeros(self.R)
         pen_hess = np.zeros(self.R)
-        for t in np.unique(np.searchsorted(ptr, support, side="right") - 1):
-            model = self.penalty.local_quadratic_of(w[ptr[t]:ptr[t + 1]], curv[ptr[t]:ptr[t + 1]])
-            if model is None:
-                return None
-            pen_grad[ptr[t]:ptr[t + 1]], pen_hess[ptr[t]:ptr[t + 1]] = model
+        if not self.penalty_model(pen_grad, pen_hess):
+            return None
         col_ptr = np.asarray(self.col_ptr)
         starts, counts = col_ptr[support], np.diff(col_ptr)[support]
         offsets = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts)
@@ -666,11 +676,68 @@ cdef class GreedyBlockCD:
                             shape=(self.n, support.size))
         s = np.asarray(self.s)
         grad = -(M_S.T @ (s * (np.asarray(self.rt) - self.b))) + pen_grad[support]
-        hess = (M_S.T @ M_S.multiply(s[:, None]).tocsc()).toarray()
+        hess = self.support_hessian(support)
         if self.fit_intercept:
             m_S = np.asarray(self.m)[support]
             hess -= np.outer(m_S, m_S)
         return grad, hess, pen_hess[support]
+
+    def penalty_model(self, double[::1] grad, double[::1] hess):
+        """The penalty's local quadratic model on every block with a nonzero
+        weight; False if the penalty has none."""
+        cdef Py_ssize_t t, j, lo, hi
+        cdef int ok = 1
+        with nogil:
+            for t in range(self.T):
+                lo = self.block_ptr[t]
+                hi = self.block_ptr[t + 1]
+                for j in range(lo, hi):
+                    if self.w[j] != 0.0:
+                        ok = self.penalty.local_quadratic(&self.w[lo], &self.curv[lo],
+                                                          &grad[lo], &hess[lo], hi - lo)
+                        break
+                if not ok:
+                    break
+        return bool(ok)
+
+    def support_hessian(self, Py_ssize_t[::1] support):
+        """Dense ``M_S^T diag(s) M_S`` on the columns ``support``, row by row:
+        each row adds s_i M_ij M_ik for the pairs of support columns it
+        touches (sum_i k_i^2 work, with k_i of them in row i)."""
+        cdef Py_ssize_t m = support.shape[0], q, i, t, p, a, b, k, cnt
+        cdef Py_ssize_t[::1] position = np.full(self.R, -1, dtype=np.intp)
+        cdef Py_ssize_t[::1] idx = np.empty(self.T if self.is_tree else self.R, dtype=np.intp)
+        cdef double[::1] val = np.empty(self.T if self.is_tree else self.R)
+        hess_arr = np.zeros((m, m))
+        cdef double[:, ::1] hess = hess_arr
+        cdef double si, va
+        for q in range(m):
+            position[support[q]] = q
+        with nogil:
+            for i in range(self.n):
+                si = self.s[i]
+                if si == 0.0:
+                    continue
+                cnt = 0
+                if self.is_tree:
+                    for t in range(self.T):
+                        k = self.leaf_table[i, t]
+                        if position[k] >= 0:
+                            idx[cnt] = position[k]
+                            val[cnt] = self.leaf_values[k]
+                            cnt += 1
+                else:
+                    for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
+                        k = self.row_cols[p]
+                        if position[k] >= 0:
+                            idx[cnt] = position[k]
+                            val[cnt] = self.row_vals[p]
+                            cnt += 1
+                for a in range(cnt):
+                    va = si * val[a]
+                    for b in range(cnt):
+                        hess[idx[a], idx[b]] += va * val[b]
+        return hess_arr
 
     def _newton_once(self):
         """One Newton step on the current support (or, when the penalty's
@@ -716,29 +783,40 @@ cdef class GreedyBlockCD:
         return "partial" if moved else "none"
 
     def _try_step(self, support, direction, f_old):
-        """Take ``direction`` (stopping at the first sign change); keep it
-        only if F decreases. Returns "full", "partial" or "none"."""
+        """Move along ``direction`` without crossing zero; keep the move only
+        if F decreases. Returns "full" (the whole step, no sign change),
+        "partial" (moved, some coordinates dropped to zero) or "none".
+
+        First the whole step projected on the current orthant (every
+        coordinate that would change sign stops at zero, as in OWL-QN: drops
+        many wrong rules at once), then the step to the first crossing."""
         if not np.all(np.isfinite(direction)):
             return "none"
         w = np.asarray(self.w)
         w_old = w[support].copy()
-        crossing = w_old * (w_old + direction) < 0
-        step = 1.0
-        if np.any(crossing):
+        full = w_old + direction
+        crossing = w_old * full < 0
+        candidates = []
+        if not np.any(crossing):
+            candidates.append((full, "full"))
+        else:
+            projected = full.copy()
+            projected[crossing] = 0.0
+            candidates.append((projected, "partial"))
             ratios = -w_old[crossing] / direction[crossing]
             step = float(np.min(ratios))
-        cand = w_old + step * direction
-        if step < 1.0:
-            # the first crossing coordinate(s) land exactly on zero
-            cand[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
-        w[support] = cand
-        with nogil:
-            self.resync()
-        if self.objective() < f_old:
-            if self.record and self.trace_len < self.trace.shape[0]:
-                self.trace[self.trace_len] = self.objective()
-                self.trace_len += 1
-            return "full" if step == 1.0 else "partial"
+            first = w_old + step * direction
+            first[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
+            candidates.append((first, "partial"))
+        for cand, status in candidates:
+            w[support] = cand
+            with nogil:
+                self.resync()
+            if self.objective() < f_old:
+                if self.record and self.trace_len < self.trace.shape[0]:
+                    self.trace[self.trace_len] = self.objective()
+                    self.trace_len += 1
+                return status
         w[support] = w_old
         with nogil:
             self.resync()
