@@ -56,12 +56,9 @@ else:
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
-napoleon_preprocess_types = False
+napoleon_preprocess_types = True
 
-autodoc_default_options = {
-    "members": True,
-    "member-order": "bysource",
-}
+autodoc_default_options = {"member-order": "bysource"}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 autosummary_generate = False

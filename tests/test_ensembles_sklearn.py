@@ -372,8 +372,16 @@ def test_histgb_layout_change_names_sklearn_version(monkeypatch):
     model, _, _, _ = fitted("hgb_reg")
     pred = model._predictors[0][0]
     nodes = pred.nodes
-    renamed = nodes.copy()
-    renamed.dtype.names = tuple("num_thr" if n == "num_threshold" else n for n in nodes.dtype.names)
+    # a NEW dtype: assigning ``dtype.names`` would rename the field in the
+    # dtype object sklearn shares with every predictor (and break later fits)
+    dt = nodes.dtype
+    renamed_dtype = np.dtype({
+        "names": ["num_thr" if n == "num_threshold" else n for n in dt.names],
+        "formats": [dt.fields[n][0] for n in dt.names],
+        "offsets": [dt.fields[n][1] for n in dt.names],
+        "itemsize": dt.itemsize,
+    })
+    renamed = nodes.view(renamed_dtype).copy()
     monkeypatch.setattr(pred, "nodes", renamed)
     with pytest.raises(TypeError, match=f"scikit-learn {sklearn.__version__}.*num_threshold"):
         rule_ensemble_from_model(model)

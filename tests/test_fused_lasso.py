@@ -700,10 +700,14 @@ def test_in_place(solver):
 
 
 def test_time_solver_helper_runs():
-    z = np.random.default_rng(16).normal(size=64)
+    rng = np.random.default_rng(16)
+    z = rng.normal(size=64)
+    rows = rng.normal(size=(5, 64))
     for solver, kw in [("condat", {}), ("dp", {"lam1": 0.1}),
                        ("dp_mcp", {"lam1": 0.1, "gamma": 3.0})]:
         assert fl._time_solver(solver, z, 0.5, repeat=3, **kw) >= 0.0
+        assert fl._time_solver(solver, rows, 0.5, repeat=7, clock="wall",
+                               weights=np.ones((5, 64)), **kw) >= 0.0
 
 
 def test_c_level_nonfinite_data_terminates():
@@ -727,3 +731,31 @@ def test_c_level_nonfinite_data_terminates():
                                     curvature=c))]:
                 status, _ = fl._call_c(solver, z, 0.5, **kw)
                 assert status in (0, -1)
+
+
+@pytest.mark.parametrize("mode", list(KINK_MODES))
+def test_c_level_workspace_bounds(mode):
+    """The solvers stay inside the documented workspace sizes (the hook
+    surrounds workspace and output with guard zones it checks), on every
+    path: direct algorithm, its hand-over, and each kink storage."""
+    previous = fl._set_sorted_kinks_max_live(KINK_MODES[mode])
+    try:
+        rng = np.random.default_rng(18)
+        cases = [(n, kind) for n in [1, 2, 3, 8, 64, 700] for kind in KINDS]
+        for n, kind in cases:
+            z = signal(kind, n, rng)
+            c = weights_for(n, rng)
+            a = c * 3.0 * rng.choice([0.0, 0.5, 1.0], size=n)
+            for lam in [0.0, 0.3, 5.0]:
+                for lam1 in [0.0, 0.4]:
+                    assert fl._call_c("condat", z, lam)[0] == 0
+                    assert fl._call_c("dp", z, lam, c, lam1)[0] == 0
+                    assert fl._call_c("dp_mcp", z, lam, c, lam1, 3.0, a)[0] == 0
+        # heavily fused ramp: the direct algorithm hands over to the programme
+        z = np.linspace(0, 10, 5000) + rng.normal(size=5000)
+        status, x = fl._call_c("condat", z, 300.0)
+        assert status == 0
+        assert fl._condat_with_budget(z, 300.0, 4, 256)[2]
+        assert_certified(x, z, 300.0)
+    finally:
+        fl._set_sorted_kinks_max_live(previous)

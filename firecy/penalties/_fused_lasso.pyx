@@ -681,6 +681,40 @@ cdef inline double _separable_solution(double z, double c, double lam1,
     return z - lam1 / c if z > 0.0 else z + lam1 / c
 
 
+cdef inline void _add_kinks(DPState* s, double knot, Py_ssize_t id_left,
+                            double slope, double lam1, double level_left,
+                            double level_right) noexcept nogil:
+    """Add one element's MCP kinks at -knot and +knot (call after its data
+    term, before the clips at ``level_left`` / ``level_right``).
+
+    A kink outside all current knots on the left, where F' is already at or
+    below the coming left clip's level, would be the first knot that clip
+    absorbs: fold it into the left tail now instead (F' left of it is about
+    to be flattened anyway, and the right clip never scans that far). Kinks
+    mostly fall there, so this spares a heap / sorted-array insertion and a
+    scan step each. Likewise on the right.
+    """
+    cdef double t = -knot
+    cdef double first = _kink_min(s)
+    if s.head < s.tail and s.dq[s.head].x < first:
+        first = s.dq[s.head].x
+    if t < first and s.left_a * t + s.left_b <= level_left:
+        s.left_a -= slope
+        s.left_b -= lam1
+    else:
+        _kink_push(s, t, id_left)
+    t = knot
+    first = _kink_max(s)
+    if s.head < s.tail and s.dq[s.tail - 1].x > first:
+        first = s.dq[s.tail - 1].x
+    if t > first and s.right_a * t + s.right_b >= level_right:
+        # right of +knot the derivative loses the kink's delta
+        s.right_a -= slope
+        s.right_b += lam1
+    else:
+        _kink_push(s, t, id_left + 1)
+
+
 cdef inline int _dp_forward(DPState* s, const double* z, const double* c,
                             Py_ssize_t n, double lam, double lam1, double gamma,
                             const double* curv, double first_shift, double* lo,
@@ -708,8 +742,9 @@ cdef inline int _dp_forward(DPState* s, const double* z, const double* c,
                 knot = gamma * lam1 / ai
             if knot < INFINITY:
                 # MCP: derivative 0 beyond the kinks, so tails are unchanged
-                _kink_push(s, -knot, 2 * i)
-                _kink_push(s, knot, 2 * i + 1)
+                _add_kinks(s, knot, 2 * i, ai * s.inv_gamma, lam1,
+                           -lam if i + 1 < n else 0.0,
+                           lam if i + 1 < n else 0.0)
             else:
                 s.left_b -= lam1
                 s.right_b += lam1
@@ -1212,23 +1247,39 @@ def _call_c(str solver, z, double lam_tv, weights=None, double lam1=0.0,
 
     Returns ``(status, out)``. ``inplace``: ``out`` is the data array itself;
     ``null_work``: pass NULL as workspace (only ``"condat"`` accepts it).
+    The workspace is exactly the documented size, between guard zones that
+    are checked afterwards (RuntimeError if the solver wrote outside it);
+    likewise for ``out``.
     """
     cdef double[::1] z_view, out_view, work_view
     cdef const double[::1] c_view, a_view
     cdef const double* c_ptr = NULL
     cdef const double* a_ptr = NULL
     cdef double* work_ptr = NULL
-    cdef Py_ssize_t n
+    cdef double* z_ptr
+    cdef double* out_ptr
+    cdef Py_ssize_t n, size, guard = 64
     cdef int status
+    sentinel = -1.2345e300
     z_arr = np.array(z, dtype=np.float64).ravel()
     n = z_arr.shape[0]
-    out = z_arr if inplace else np.full(n, np.nan)
-    work = np.full(fused_lasso_dp_work_size(n) + 1, np.nan)
-    z_view = z_arr
-    out_view = out
+    if solver == "condat":
+        size = fused_lasso_1d_work_size(n)
+    elif solver == "dp":
+        size = fused_lasso_dp_l1_work_size(n)
+    elif solver == "dp_mcp":
+        size = fused_lasso_dp_work_size(n)
+    else:
+        raise ValueError(solver)
+    work = np.full(size + 2 * guard, sentinel)
+    out_buffer = np.full(n + 2 * guard, sentinel)
+    if inplace:
+        out_buffer[guard:guard + n] = z_arr
+    z_view = out_buffer[guard:] if inplace else z_arr
+    out_view = out_buffer
     work_view = work
     if not null_work:
-        work_ptr = &work_view[0]
+        work_ptr = &work_view[guard]
     if weights is not None:
         c_arr = np.ascontiguousarray(weights, dtype=np.float64)
         c_view = c_arr
@@ -1237,17 +1288,18 @@ def _call_c(str solver, z, double lam_tv, weights=None, double lam1=0.0,
         a_arr = np.ascontiguousarray(curvature, dtype=np.float64)
         a_view = a_arr
         a_ptr = &a_view[0]
-    # a zero-length array has no element 0 to point at: use the workspace
-    cdef double* z_ptr = &z_view[0] if n > 0 else &work_view[0]
-    cdef double* out_ptr = &out_view[0] if n > 0 else &work_view[0]
+    z_ptr = &z_view[0]
+    out_ptr = &out_view[guard]
     if solver == "condat":
         status = fused_lasso_1d(z_ptr, n, lam_tv, out_ptr, work_ptr)
     elif solver == "dp":
         status = fused_lasso_dp_l1(z_ptr, c_ptr, n, lam_tv, lam1, out_ptr,
                                    work_ptr)
-    elif solver == "dp_mcp":
+    else:
         status = fused_lasso_dp(z_ptr, c_ptr, n, lam_tv, lam1, gamma, a_ptr,
                                 out_ptr, work_ptr)
-    else:
-        raise ValueError(solver)
-    return status, out
+    for buffer, inner in ((work, size), (out_buffer, n)):
+        if not (np.all(buffer[:guard] == sentinel)
+                and np.all(buffer[guard + inner:] == sentinel)):
+            raise RuntimeError("solver wrote outside its buffer")
+    return status, out_buffer[guard:guard + n].copy()
