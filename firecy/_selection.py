@@ -92,18 +92,19 @@ def leaf_design(leaf_table, leaf_values, n_columns):
 
 
 def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty,
-                   lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter):
+                   lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter,
+                   progress=None):
     """Stage 1: the path on all training rows (``lambdas=None``: default grid)."""
     design = BlockDesign.from_leaf_table(leaf_table, leaf_values, block_ptr)
     return fire_path(
         design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
         n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
-        fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
+        fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
     )
 
 
 def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train, test,
-                     penalty, lambdas, fit_intercept, tol, max_iter):
+                     penalty, lambdas, fit_intercept, tol, max_iter, progress=None):
     """Stage 2: validation errors of the path fitted on ``train``, scored on ``test``.
 
     Returns
@@ -116,6 +117,7 @@ def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train
     path = fire_path(
         design, y[train], penalty, sample_weight=sample_weight[train],
         lambdas=lambdas, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
+        progress=progress,
     )
     M_test = leaf_design(leaf_table[test], leaf_values, leaf_values.shape[0])
     pred = np.asarray(M_test @ path.coefs.T) + path.intercepts[None, :]

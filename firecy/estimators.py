@@ -640,7 +640,7 @@ class FIRERegressor(RegressorMixin, BaseEstimator):
         return model
 
     # -- fit ------------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, progress=None):
         """Fit the ensemble (unless fitted), then select and fit the rule weights.
 
         Parameters
@@ -653,11 +653,18 @@ class FIRERegressor(RegressorMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Weights ``s`` of the objective; also passed to the ensemble's
             ``fit`` and used in the validation error.
+        progress : callable, default=None
+            Called as ``progress(k, n_points, result)`` after every solved
+            path point (full-data paths and validation folds, from worker
+            threads: make it thread-safe). ``firecy.cli`` passes a progress
+            bar. Needs joblib's thread backend (the default) to be called in
+            this process.
 
         Returns
         -------
         self : FIRERegressor
         """
+        self._progress = progress
         grid = self._penalty_grid()
         X, y = self._validate_fit_data(X, y)
         n = X.shape[0]
@@ -692,7 +699,10 @@ class FIRERegressor(RegressorMixin, BaseEstimator):
         block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
         target = y - np.asarray(ens.baseline(Xm), dtype=np.float64)
 
-        self._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n)
+        try:
+            self._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n)
+        finally:
+            del self._progress   # a callback must not stay on (or pickle with) the model
         self.estimator_ = model
         self.ensemble_ = ens
         return self
@@ -725,7 +735,7 @@ class FIRERegressor(RegressorMixin, BaseEstimator):
                     float(np.max(np.abs(yw))) + 1.0)
                 lambdas = np.array([big])
         common = dict(fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
-                      max_iter=self.max_iter)
+                      max_iter=self.max_iter, progress=getattr(self, "_progress", None))
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads")
 
         # stage 1: full-data path per grid point

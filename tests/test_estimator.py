@@ -407,3 +407,29 @@ def test_constant_target(data, forest):
         est = FIRERegressor(forest, random_state=0).fit(X, y)
     assert est.n_rules_ == 0
     np.testing.assert_allclose(est.predict(X), 2.5)
+
+
+def test_fit_reports_progress_per_path_point():
+    import pickle
+    import threading
+
+    from sklearn.datasets import make_friedman1
+    from sklearn.ensemble import RandomForestRegressor
+
+    from firecy import FIRERegressor
+
+    X, y = make_friedman1(n_samples=200, random_state=0)
+    calls = []
+    lock = threading.Lock()
+
+    def progress(k, n_points, result):
+        with lock:
+            calls.append((k, n_points, result.n_rules))
+
+    est = FIRERegressor(RandomForestRegressor(n_estimators=10, max_depth=3, random_state=0),
+                        n_lambdas=12, max_rules=8, random_state=0)
+    est.fit(X, y, progress=progress)
+    # one call per solved point: the full-data path plus the validation path
+    assert len(calls) == len(est.path_.lambdas) + int(np.sum(est.path_.eligible))
+    assert all(0 <= k < n for k, n, _ in calls)
+    pickle.dumps(est)  # the callback did not stay on the model
