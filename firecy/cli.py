@@ -610,9 +610,11 @@ def _condition_dict(c, names):
 
 def rules_json(est, feature_names, X=None, **metadata):
     """The rules of a fitted FIRE estimator as a JSON-ready dict."""
-    from firecy.rules import count_antecedents, rules_table, simplify_conditions
+    from firecy.rules import (_estimator_intercept, count_antecedents, rules_table,
+                              simplify_conditions)
 
     ens = est.ensemble_
+    intercept, note = _estimator_intercept(est, X)
     rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
     for r in rows:
         conds = simplify_conditions(ens.rules[r["column"]])
@@ -626,8 +628,11 @@ def rules_json(est, feature_names, X=None, **metadata):
         **{k: _json_value(v) for k, v in metadata.items()},
         "source": ens.source,
         "feature_names": list(feature_names),
-        "intercept": _json_value(np.ravel(est.intercept_)[0]) if np.size(est.intercept_) == 1
-        else [_json_value(v) for v in np.ravel(est.intercept_)],
+        # intercept_ plus the ensemble's baseline (a boosting model's initial
+        # prediction), so that "prediction" below holds for every model
+        "intercept": _json_value(np.ravel(intercept)[0]) if np.size(intercept) == 1
+        else [_json_value(v) for v in np.ravel(intercept)],
+        "intercept_note": note.strip(" ()"),
         "lambda": _json_value(getattr(est, "lambda_", None)),
         "n_rules": len(rows),
         "n_antecedents": count_antecedents(ens, est.coef_),

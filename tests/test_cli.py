@@ -231,3 +231,27 @@ def test_demo_without_optional_dependencies(tmp_path):
     assert " then " in proc.stdout and "test MSE" in proc.stdout
     assert "pictures skipped: matplotlib is not installed" in proc.stdout
     assert not list((tmp_path / "out").glob("*.png"))
+
+
+def test_rules_json_reproduces_predictions_with_a_baseline():
+    """The JSON intercept includes the ensemble's baseline (XGBoost's
+    base_score): intercept + contributions of satisfied rules = predict."""
+    xgb = pytest.importorskip("xgboost")
+    from sklearn.datasets import load_diabetes
+
+    from firecy import FIRERegressor
+    from firecy.cli import rules_json
+
+    X, y = load_diabetes(return_X_y=True)
+    model = xgb.XGBRegressor(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
+    est = FIRERegressor(model, max_rules=8, random_state=0).fit(X, y)
+    doc = rules_json(est, [f"x{i}" for i in range(X.shape[1])], X=X)
+    ens = est.ensemble_
+    pred = np.full(len(y), doc["intercept"])
+    for rule in doc["rules"]:
+        mask = np.ones(len(y), dtype=bool)
+        for cond in ens.rules[rule["column"]]:
+            mask &= cond.evaluate(X)
+        pred += rule["contribution"] * mask
+    np.testing.assert_allclose(pred, est.predict(X), rtol=1e-6, atol=1e-6)
+    assert abs(doc["intercept"] - y.mean()) < 0.5 * y.std()

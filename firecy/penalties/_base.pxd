@@ -10,8 +10,9 @@
 #
 # Conventions, for a block of ``n`` coordinates:
 #   w[j]      current weights of the block
-#   curv[j]   the coordinate's own curvature a_j = sum_i s_i M_ij^2 (the
-#             diagonal of the Hessian of the datafit); MCP scales its
+#   curv[j]   the coordinate's own curvature a_j = sum_i s_i M_ij^2 with the
+#             sample weights s normalised to sum to one (the diagonal of the
+#             Hessian of the datafit); MCP scales its
 #             concavity by it, other penalties may ignore it
 #   step[j]   the weights of the quadratic in the prox (see ``prox``); equal
 #             to ``curv`` when the engine minimises the block exactly

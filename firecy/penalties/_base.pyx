@@ -214,8 +214,10 @@ cdef class PythonPenalty(Penalty):
     float``; optionally ``block_score(w, grad, step, curvature) -> float``
     and ``local_quadratic(w, curvature) -> (grad, hess) or None`` (enables the
     engine's Newton steps; see ``Penalty.local_quadratic``).
-    It has attributes ``lam`` (set by the path before each solve) and
-    ``is_convex``. Each engine call takes the GIL once for the whole block;
+    It has an attribute ``lam`` (set by the path before each solve) and
+    optionally the flags ``is_convex`` (default True), ``is_separable``
+    (default False) and ``score_is_decrease`` (default False; True when its
+    ``block_score`` returns an achievable decrease of the objective). Each engine call takes the GIL once for the whole block;
     an exception raised by the object propagates out of the solver.
     """
 
@@ -233,6 +235,7 @@ cdef class PythonPenalty(Penalty):
         self.obj = obj
         self.is_convex = bool(getattr(obj, "is_convex", True))
         self.is_separable = bool(getattr(obj, "is_separable", False))
+        self.score_is_decrease = bool(getattr(obj, "score_is_decrease", False))
 
     cdef double value(self, const double* w, const double* curv,
                       Py_ssize_t n) except? -1 nogil:

@@ -130,6 +130,8 @@ cdef class FusedPenalty(Penalty):
                 for j in range(n):
                     out[j] = soft_threshold(out[j], lam1 / c)
             return 0
+        # the workspace is allocated per call (a few hundred bytes for a
+        # tree): a penalty object may be shared by solves in several threads
         work = <double*> malloc(fused_lasso_dp_work_size(n) * sizeof(double))
         if work == NULL:
             with gil:

@@ -1,7 +1,7 @@
 """Separable sparsity penalties: L1 and MCP.
 
 MCP objective (used everywhere in firecy). For coordinate j with curvature
-a_j = sum_i s_i M_ij^2 (the datafit's second derivative along w_j),
+a_j = sum_i s_i M_ij^2 / sum_i s_i (the datafit's second derivative along w_j),
 
     MCP_j(w) = lam * |w| - a_j * w**2 / (2 * gamma)   if |w| <= gamma * lam / a_j
              = gamma * lam**2 / (2 * a_j)             otherwise,
@@ -23,6 +23,14 @@ cdef inline double soft_threshold(double z, double t) noexcept nogil:
     if z < -t:
         return z + t
     return 0.0
+
+
+cdef inline double max_abs(const double* x, Py_ssize_t n) noexcept nogil:
+    cdef double m = 0.0
+    cdef Py_ssize_t j
+    for j in range(n):
+        m = fmax(m, fabs(x[j]))
+    return m
 
 
 cdef double mcp_value_1d(double w, double lam, double gamma, double curv) noexcept nogil:
@@ -115,11 +123,7 @@ cdef class L1(Penalty):
 
     cdef double lambda_max(self, const double* grad, const double* curv,
                            Py_ssize_t n) except? -1 nogil:
-        cdef double m = 0.0
-        cdef Py_ssize_t j
-        for j in range(n):
-            m = fmax(m, fabs(grad[j]))
-        return m
+        return max_abs(grad, n)
 
     cdef int local_quadratic(self, const double* w, const double* curv,
                              double* grad, double* hess, Py_ssize_t n) except -1 nogil:
@@ -181,11 +185,7 @@ cdef class MCP(Penalty):
 
     cdef double lambda_max(self, const double* grad, const double* curv,
                            Py_ssize_t n) except? -1 nogil:
-        cdef double m = 0.0
-        cdef Py_ssize_t j
-        for j in range(n):
-            m = fmax(m, fabs(grad[j]))
-        return m
+        return max_abs(grad, n)
 
     cdef int local_quadratic(self, const double* w, const double* curv,
                              double* grad, double* hess, Py_ssize_t n) except -1 nogil:

@@ -396,9 +396,10 @@ def group_l0_path(design, y, penalty, *, block_ptr=None, sample_weight=None, lam
         Its inner penalty (and ``lam``) stay fixed; ``lam0`` runs over the grid.
     lam0s : array-like, optional
         The grid; default ``n_lam0s`` values from lam0_max (the largest
-        decrease any tree achieves from w = 0, above which no tree is kept)
-        down to ``eps * lam0_max``.
-    Other parameters as in :func:`fire_path`.
+        decrease any tree achieves from w = 0, above which no tree is kept;
+        exact for diagonal blocks such as trees) down to ``eps * lam0_max``.
+    design, y, block_ptr, sample_weight, eps, max_rules, fit_intercept, tol, max_iter, progress
+        As in :func:`fire_path`.
 
     Returns
     -------

@@ -7,23 +7,30 @@ Problem, with s the sample weights normalised to sum to one:
 State kept up to date incrementally (never recomputed per step):
 
     rt[i]  = y_i - (M w)_i              residual without the intercept
-    gt[j]  = -sum_i s_i M_ij rt[i]      gradient without the intercept
     S1     = sum_i s_i rt[i]            so the optimal intercept is b = S1
     S2     = sum_i s_i rt[i]^2          so F = (S2 - 2 b S1 + b^2) / 2 + P
 
-The full gradient is grad_j = gt[j] + b * m[j], m = M^T s: moving the
-intercept costs nothing. A block update changes rt only on the rows of the
-columns whose weight moved; gt is then corrected row by row ("changed rows x
-nonzeros per row"), which is tiny next to a full M^T r once the solution is
-sparse: this is what makes greedy selection affordable.
+and the gradient grad_j = -sum_i s_i M_ij (rt[i] - b). Blocks are scored
+through the penalty's contract (by default the squared norm of the direction
+vector d_j = dist(-grad_j, subdifferential_j)); a block update is exact (a
+closed-form or 1-D fused-lasso prox with the block's diagonal curvature)
+when no row has two nonzeros in the block, always true for trees, and one
+prox-gradient step of length 1 / L_t otherwise. Two strategies:
 
-Each iteration scores every block through the penalty's contract (by default
-the squared norm of the direction vector) and updates the best one: exactly
-(a closed-form or 1-D fused-lasso prox with the block's diagonal curvature)
-when no row has two nonzeros in the block (always true for trees), by one
-prox-gradient step of length 1 / L_t otherwise. When the best score drops
-below the tolerance, a full sweep of block updates confirms convergence: the
-direction vector can vanish at non-stationary points of non-separable
+* "greedy" (the paper's Algorithm 1): every iteration scores all blocks and
+  updates the best one; the full gradient is kept incrementally (after a
+  block update, only the rows of the changed columns correct it: changed rows
+  x nonzeros per row).
+* "working_set" (the default): blocks are chosen greedily by the same score
+  into a working set (the blocks in use plus the best-scored others); the
+  working set is solved by cyclic exact block updates with the residual kept
+  incrementally and Anderson extrapolation; when that is slow (forests are
+  ill-conditioned: trees are strongly correlated), Newton steps on the support
+  with the penalty's local quadratic model (majorize-minimize steps for MCP's
+  concave part), each accepted only if F decreases.
+
+Either way, convergence is confirmed by a full sweep of exact block updates:
+the direction vector can vanish at non-stationary points of non-separable
 penalties (fusion), a sweep of exact block updates cannot.
 """
 from libc.math cimport fabs, fmax, sqrt, INFINITY
@@ -238,12 +245,7 @@ cdef class GreedyBlockCD:
                 acc += self.value_at(p, j) * self.s[i] * self.rt[i]
             self.gt[j] = -acc
         self.b = self.S1 if self.fit_intercept else 0.0
-        self.pen_total = 0.0
-        for t in range(self.T):
-            lo = self.block_ptr[t]
-            hi = self.block_ptr[t + 1]
-            self.block_pen[t] = self.penalty.value(&self.w[lo], &self.curv[lo], hi - lo)
-            self.pen_total += self.block_pen[t]
+        self.pen_total = self.recompute_penalty()
         return 0
 
     cdef inline double objective(self) noexcept nogil:
@@ -297,6 +299,34 @@ cdef class GreedyBlockCD:
             self.trace_len += 1
         return 0
 
+    cdef double max_score(self) noexcept nogil:
+        cdef double best = 0.0
+        cdef Py_ssize_t t
+        for t in range(self.T):
+            best = fmax(best, self.scores[t])
+        return best
+
+    cdef int confirm_by_sweep(self, double score_tol, double obj_tol,
+                              bint working_set) except -1 nogil:
+        """One exact update of every block; converged (1) if the sweep lowers
+        F by at most obj_tol relative and leaves every score below score_tol.
+        (The direction vector can vanish at non-stationary points of fusion;
+        a sweep of exact block updates cannot be fooled that way.)"""
+        cdef Py_ssize_t t
+        cdef double before = self.objective()
+        if working_set:
+            self.full_working_set()
+        for t in range(self.T):
+            if working_set:
+                self.update_ws_block(t)
+            else:
+                self.update_block(t)
+        self.resync()
+        if before - self.objective() > obj_tol * fmax(fabs(before), 1e-300):
+            return 0
+        self.score_blocks()
+        return self.max_score() <= score_tol
+
     cdef int run(self, double score_tol, double obj_tol, Py_ssize_t max_updates,
                  Py_ssize_t* n_updates, bint* converged) except -1 nogil:
         cdef Py_ssize_t t, best, updates = 0
@@ -317,19 +347,10 @@ cdef class GreedyBlockCD:
                 continue
             # the direction vector is (nearly) zero: confirm with a full sweep
             self.resync()
-            before = self.objective()
-            for t in range(self.T):
-                self.update_block(t)
             updates += self.T
-            self.resync()
-            if before - self.objective() <= obj_tol * fmax(fabs(before), 1e-300):
-                self.score_blocks()
-                best_score = 0.0
-                for t in range(self.T):
-                    best_score = fmax(best_score, self.scores[t])
-                if best_score <= score_tol:
-                    converged[0] = True
-                    break
+            if self.confirm_by_sweep(score_tol, obj_tol, False):
+                converged[0] = True
+                break
         n_updates[0] = updates
         return 0
 
@@ -461,12 +482,14 @@ cdef class GreedyBlockCD:
         return 0
 
     cdef double recompute_penalty(self) except? -1 nogil:
+        """Penalty of every block (kept in block_pen, for the greedy strategy)."""
         cdef Py_ssize_t t, lo, hi
         cdef double total = 0.0
         for t in range(self.T):
             lo = self.block_ptr[t]
             hi = self.block_ptr[t + 1]
-            total += self.penalty.value(&self.w[lo], &self.curv[lo], hi - lo)
+            self.block_pen[t] = self.penalty.value(&self.w[lo], &self.curv[lo], hi - lo)
+            total += self.block_pen[t]
         return total
 
     cdef int anderson_step(self, Py_ssize_t n_snap) except -1 nogil:
@@ -597,24 +620,12 @@ cdef class GreedyBlockCD:
             self.score_blocks()
             best_score = 0.0
             n_active = 0
-            for t in range(self.T):
-                best_score = fmax(best_score, self.scores[t])
+            best_score = self.max_score()
             if best_score <= score_tol:
-                # confirm with a full sweep of exact block updates
-                before = self.objective()
-                self.full_working_set()
-                for t in range(self.T):
-                    self.update_ws_block(t)
                 updates += self.T
-                self.resync()
-                if before - self.objective() <= obj_tol * fmax(fabs(before), 1e-300):
-                    self.score_blocks()
-                    best_score = 0.0
-                    for t in range(self.T):
-                        best_score = fmax(best_score, self.scores[t])
-                    if best_score <= score_tol:
-                        converged[0] = True
-                        break
+                if self.confirm_by_sweep(score_tol, obj_tol, True):
+                    converged[0] = True
+                    break
                 continue
             with gil:
                 order = np.argsort(-np.asarray(self.scores), kind="stable")
