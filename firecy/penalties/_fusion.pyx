@@ -31,7 +31,8 @@ from libc.stdlib cimport malloc, free
 from firecy.penalties._base cimport Penalty, prox_decrease
 from firecy.penalties._separable cimport soft_threshold, mcp_value_1d, mcp_subdiff_1d
 from firecy.penalties._fused_lasso cimport (
-    fused_lasso_1d, fused_lasso_dp, fused_lasso_dp_work_size)
+    fused_lasso_1d, fused_lasso_1d_work_size, fused_lasso_dp, fused_lasso_dp_l1,
+    fused_lasso_dp_l1_work_size, fused_lasso_dp_work_size)
 
 
 cdef inline void sub_interval(double x, double scale, double* lo, double* hi) noexcept nogil:
@@ -121,29 +122,33 @@ cdef class FusedPenalty(Penalty):
             if step[j] != c:
                 equal_steps = False
                 break
-        if equal_steps and self.gamma <= 0.0 and c > 0.0:
-            # unweighted: TV prox then soft-thresholding is exact (papers/001 C.3)
-            if fused_lasso_1d(z, n, lam_tv / c, out, NULL) != 0:
-                with gil:
-                    raise ValueError("fused lasso: invalid arguments")
-            if lam1 > 0.0:
-                for j in range(n):
-                    out[j] = soft_threshold(out[j], lam1 / c)
-            return 0
+        cdef bint unweighted = equal_steps and self.gamma <= 0.0 and c > 0.0
         # the workspace is allocated per call (a few hundred bytes for a
         # tree): a penalty object may be shared by solves in several threads
-        work = <double*> malloc(fused_lasso_dp_work_size(n) * sizeof(double))
+        cdef Py_ssize_t size = (fused_lasso_1d_work_size(n) if unweighted
+                                else fused_lasso_dp_l1_work_size(n) if self.gamma <= 0.0
+                                else fused_lasso_dp_work_size(n))
+        work = <double*> malloc(size * sizeof(double))
         if work == NULL:
             with gil:
                 raise MemoryError()
-        status = fused_lasso_dp(z, step, n, lam_tv, lam1,
-                                self.gamma if self.gamma > 0.0 else 0.0,
-                                curv if self.gamma > 0.0 else NULL, out, work)
+        if unweighted:
+            # TV prox then soft-thresholding is exact here (papers/001 C.3);
+            # the workspace lets Condat's algorithm hand over to the DP on
+            # its rare quadratic cases
+            status = fused_lasso_1d(z, n, lam_tv / c, out, work)
+            if status == 0 and lam1 > 0.0:
+                for j in range(n):
+                    out[j] = soft_threshold(out[j], lam1 / c)
+        elif self.gamma <= 0.0:
+            status = fused_lasso_dp_l1(z, step, n, lam_tv, lam1, out, work)
+        else:
+            status = fused_lasso_dp(z, step, n, lam_tv, lam1, self.gamma, curv, out, work)
         free(work)
         if status != 0:
             with gil:
                 raise ValueError(
-                    "fused lasso DP rejected the block (non-convex element: "
+                    "fused lasso solver rejected the block (non-convex element: "
                     "step * gamma < curvature, or an invalid penalty level)")
         return 0
 
