@@ -90,12 +90,11 @@ cdef class FusedPenalty(Penalty):
     ``lam1 = l1_scale * lam``, ``lam_f = fusion_scale * lam``, MCP when
     ``gamma > 0`` (concavity scaled by curvature, as :class:`MCP`).
     """
-    cdef public double l1_scale, fusion_scale, gamma
 
-    cdef inline double lam1(self) noexcept nogil:
+    cdef double lam1(self) noexcept nogil:
         return self.l1_scale * self.lam
 
-    cdef inline double lam_tv(self) noexcept nogil:
+    cdef double lam_tv(self) noexcept nogil:
         return self.fusion_scale * self.lam
 
     cdef double value(self, const double* w, const double* curv,
@@ -309,9 +308,6 @@ cdef class GroupL0(Penalty):
     lam0 : float, default=1.0
         Price of every tree that keeps a rule, non-negative.
     """
-    cdef public Penalty inner
-    cdef public double lam0
-
     def __init__(self, Penalty inner, double lam0=1.0):
         Penalty.__init__(self, inner.lam)
         if not lam0 >= 0.0:
@@ -322,7 +318,7 @@ cdef class GroupL0(Penalty):
         self.is_separable = False
         self.score_is_decrease = True
 
-    cdef inline bint any_nonzero(self, const double* w, Py_ssize_t n) noexcept nogil:
+    cdef bint any_nonzero(self, const double* w, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(n):
             if w[j] != 0.0:
