@@ -45,18 +45,17 @@ def forest_design(n_samples, n_trees, max_depth, seed=0):
 
 
 def pick_lambda(design, y, penalty, fraction):
-    """Bisection (in log lambda) for about ``fraction`` of the rules kept."""
-    target = fraction * design.n_columns
-    hi = lambda_max(design, y, penalty)
-    lo = hi * 1e-4
-    for _ in range(12):
-        mid = np.sqrt(lo * hi)
-        penalty.lam = mid
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            n_rules = solve(design, y, penalty, tol=1e-4).n_rules
-        lo, hi = (lo, mid) if n_rules < target else (mid, hi)
-    return np.sqrt(lo * hi)
+    """The lambda of a warm-started path (stopped at the budget) whose number
+    of rules is closest to ``fraction`` of all rules."""
+    from firecy.solver import fire_path
+
+    target = int(fraction * design.n_columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = fire_path(design, y, penalty, n_lambdas=60, eps=1e-3, max_rules=target,
+                         tol=1e-4)
+    k = int(np.argmin(np.abs(path.n_rules - target)))
+    return float(path.lambdas[k])
 
 
 def run_ladder(name, fit, tols, best_so_far=None):
@@ -111,6 +110,8 @@ def main():
     parser.add_argument("--no-sklearn", action="store_true",
                         help="skip scikit-learn (it is by far the slowest)")
     parser.add_argument("--no-cvxpy", action="store_true", help="skip cvxpy for L1 + fusion")
+    parser.add_argument("--only-l1", action="store_true",
+                        help="only the L1 comparison (e.g. with scikit-learn, which is slow)")
     args = parser.parse_args()
     n, T, depth = (2000, 100, 4) if args.quick else (5000, 250, 5)
     design, y = forest_design(n, T, depth)
@@ -151,6 +152,8 @@ def main():
         ladders["sklearn Lasso"] = run_ladder(
             "sklearn Lasso", sklearn_l1, [1e-4, 1e-5, 1e-6, 1e-7, 1e-8], best_of(ladders))
     report("L1", ladders)
+    if args.only_l1:
+        return
     layout_comparison(design, y, lam)
 
     # -- MCP on the unit-curvature design ------------------------------------

@@ -62,8 +62,9 @@ cdef Py_ssize_t INNER_MAX_EPOCHS = 100
 cdef Py_ssize_t INNER_CHECK = 10
 # largest support for a Newton step (a dense Cholesky of this size)
 NEWTON_MAX_SUPPORT = 4000
-# Newton steps per attempt (each drops at least one coordinate when partial)
-NEWTON_MAX_STEPS = 5
+# Newton steps per attempt: a factorisation each; on a still-shrinking support
+# more than one step costs more than the coordinate epochs it saves (measured)
+NEWTON_MAX_STEPS = 1
 # majorize-minimize steps per factorisation when the local model is indefinite
 NEWTON_MM_STEPS = 50
 
