@@ -670,9 +670,10 @@ cdef class GreedyBlockCD:
         self.newton_failed_on = support if status == "none" else None
         return status == "full"
 
-    def _support_model(self, support):
+    def _support_model(self, support, with_hessian=True):
         """Datafit gradient and Hessian (intercept profiled out) plus the
-        penalty's local model, on the columns ``support``."""
+        penalty's local model, on the columns ``support``; the Hessian is
+        None when not asked for (the majorize-minimize loop reuses one)."""
         pen_grad = np.zeros(self.R)
         pen_hess = np.zeros(self.R)
         if not self.penalty_model(pen_grad, pen_hess):
@@ -688,6 +689,8 @@ cdef class GreedyBlockCD:
                             shape=(self.n, support.size))
         s = np.asarray(self.s)
         grad = -(M_S.T @ (s * (np.asarray(self.rt) - self.b))) + pen_grad[support]
+        if not with_hessian:
+            return grad, None, pen_hess[support]
         hess = self.support_hessian(support)
         if self.fit_intercept:
             m_S = np.asarray(self.m)[support]
@@ -788,7 +791,7 @@ cdef class GreedyBlockCD:
             if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
                 break
             f_old = f_new
-            model = self._support_model(support)
+            model = self._support_model(support, with_hessian=False)
             if model is None:
                 break
             grad = model[0]
