@@ -229,3 +229,26 @@ def test_compiled_plugin_penalty(tmp_path, rf_design):
     w = np.linalg.solve(Mc.T @ Mc / len(y) + 0.05 * np.eye(M.shape[1]),
                         Mc.T @ (y - y.mean()) / len(y))
     np.testing.assert_allclose(res.coef, w, atol=1e-6)
+
+
+@pytest.mark.parametrize("pen", [L1(0.7), MCP(0.7, 1.5), L1Fusion(0.3, 1.0),
+                                 MCPFusion(0.3, 2.0, 0.5), GroupL0(MCPFusion(0.3, 2.0, 0.5), 1.0)],
+                         ids=repr)
+def test_local_groups_are_directional_derivatives(pen):
+    """Moving every coordinate of group g by h changes the penalty by
+    grad[g] h + hess[g] h^2 / 2 exactly (for small h); zeros stay fixed."""
+    w = np.array([0.0, 0.5, 0.5, 0.5, -0.2, 0.0, 0.0, 1.0, 1.0, 0.1])
+    curv = np.linspace(0.5, 2.0, w.size)
+    group, grad, hess = pen.local_groups_of(w, curv)
+    assert np.all(group[w == 0] == -1)
+    for g in range(grad.size):
+        members = group == g
+        assert np.ptp(w[members]) == 0   # a group shares one value
+        for h in (1e-6, -1e-6):
+            step = np.where(members, h, 0.0)
+            change = pen.value_of(w + step, curv) - pen.value_of(w, curv)
+            assert change == pytest.approx(grad[g] * h + 0.5 * hess[g] * h * h, abs=1e-11)
+    if isinstance(pen, (L1, MCP)):
+        assert grad.size == np.count_nonzero(w)   # one group per nonzero weight
+    else:
+        assert grad.size == 4                      # fused segments of equal values

@@ -66,6 +66,17 @@ cdef class Penalty:
     cdef int local_quadratic(self, const double* w, const double* curv,
                              double* grad, double* hess, Py_ssize_t n) except -1 nogil
 
+    # optional, general form of the above for penalties whose coordinates
+    # move in groups (fused leaves): group[j] = -1 (stays at zero) or the
+    # index g of its group (numbered 0, 1, ... in order); grad[g], hess[g]
+    # are the penalty's derivatives along a move of all of group g by the
+    # same amount (exact while signs and the order of fused values hold).
+    # Returns the number of groups, or -2 when there is no such model. The
+    # default derives it from local_quadratic: one group per nonzero weight.
+    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
+                                 Py_ssize_t* group, double* grad, double* hess,
+                                 Py_ssize_t n) except -1 nogil
+
 
 # The exact decrease of  sum_j [grad_j (x_j - w_j) + step_j / 2 (x_j - w_j)^2]
 #   + penalty(x) - penalty(w)  achieved by the prox point x, for L0-type scores.

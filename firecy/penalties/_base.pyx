@@ -94,6 +94,22 @@ cdef class Penalty:
                              double* grad, double* hess, Py_ssize_t n) except -1 nogil:
         return 0
 
+    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
+                                 Py_ssize_t* group, double* grad, double* hess,
+                                 Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t j, n_groups = 0
+        if not self.local_quadratic(w, curv, grad, hess, n):
+            return -2
+        for j in range(n):   # compact in place: n_groups <= j
+            if w[j] != 0.0:
+                grad[n_groups] = grad[j]
+                hess[n_groups] = hess[j]
+                group[j] = n_groups
+                n_groups += 1
+            else:
+                group[j] = -1
+        return n_groups
+
     # ------------------------------------------------------------------
     # Python wrappers: each takes and returns float64 NumPy arrays.
 
@@ -149,6 +165,23 @@ cdef class Penalty:
         if not self.local_quadratic(&w_[0], &c_[0], &g_[0], &h_[0], w_.shape[0]):
             return None
         return grad, hess
+
+    def local_groups_of(self, w, curvature=None):
+        """``(group, grad, hess)`` of the grouped local model, or None."""
+        cdef const double[::1] w_, c_
+        w_, c_ = _block_arrays(w, curvature)
+        cdef Py_ssize_t n = w_.shape[0], n_groups
+        group = np.full(n, -1, dtype=np.intp)
+        grad = np.zeros(n)
+        hess = np.zeros(n)
+        cdef Py_ssize_t[::1] gr_ = group
+        cdef double[::1] g_ = grad, h_ = hess
+        if n == 0:
+            return group, grad, hess
+        n_groups = self.local_groups(&w_[0], &c_[0], &gr_[0], &g_[0], &h_[0], n)
+        if n_groups == -2:
+            return None
+        return group, grad[:n_groups], hess[:n_groups]
 
     def block_score_of(self, w, grad, step=1.0, curvature=None):
         """Greedy selection score of the block."""

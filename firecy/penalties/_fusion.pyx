@@ -192,6 +192,41 @@ cdef class FusedPenalty(Penalty):
                 break
         return hi
 
+    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
+                                 Py_ssize_t* group, double* grad, double* hess,
+                                 Py_ssize_t n) except -1 nogil:
+        """Segments of equal weights move together; zero segments stay."""
+        cdef Py_ssize_t start = 0, end, j, n_groups = 0
+        cdef double v, g, h, lam1 = self.lam1(), lam_tv = self.lam_tv()
+        while start < n:
+            v = w[start]
+            end = start + 1
+            while end < n and w[end] == v:
+                end += 1
+            if v == 0.0:
+                for j in range(start, end):
+                    group[j] = -1
+            else:
+                g = 0.0
+                h = 0.0
+                for j in range(start, end):
+                    group[j] = n_groups
+                    if self.gamma > 0.0 and curv[j] > 0.0:
+                        if fabs(v) <= self.gamma * lam1 / curv[j]:
+                            g += copysign(lam1, v) - curv[j] * v / self.gamma
+                            h -= curv[j] / self.gamma
+                    else:
+                        g += copysign(lam1, v)
+                if start > 0:      # + lam_f |v - w_left|
+                    g += copysign(lam_tv, v - w[start - 1])
+                if end < n:        # + lam_f |w_right - v|
+                    g -= copysign(lam_tv, w[end] - v)
+                grad[n_groups] = g
+                hess[n_groups] = h
+                n_groups += 1
+            start = end
+        return n_groups
+
     def _repr_params(self):
         return (f"lam={self.lam!r}, l1_scale={self.l1_scale!r}, "
                 f"fusion_scale={self.fusion_scale!r}, gamma={self.gamma!r}")
@@ -378,6 +413,12 @@ cdef class GroupL0(Penalty):
         # lam0 is constant while the block stays nonzero
         self.inner.lam = self.lam
         return self.inner.local_quadratic(w, curv, grad, hess, n)
+
+    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
+                                 Py_ssize_t* group, double* grad, double* hess,
+                                 Py_ssize_t n) except -1 nogil:
+        self.inner.lam = self.lam
+        return self.inner.local_groups(w, curv, group, grad, hess, n)
 
     def lam0_max_of(self, grad, curvature):
         """The smallest lam0 at which no block leaves zero (the lam0 path's

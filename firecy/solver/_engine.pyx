@@ -652,12 +652,12 @@ cdef class GreedyBlockCD:
 
         Coordinate methods crawl on the ill-conditioned designs of forests
         (trees are strongly correlated); once the support is right, the
-        problem restricted to it is smooth (for L1 / MCP: a quadratic), and
-        one direct solve lands on its minimiser. A step that would flip a
-        sign stops at the first crossing, which leaves the support (an
-        active-set method); the engine's next sweep adds back whatever the
-        optimality conditions ask for. Needs the penalty's local quadratic
-        model (``Penalty.local_quadratic``).
+        problem restricted to it is smooth: with the penalty's local model
+        (``Penalty.local_groups``: coordinates, or fused segments of leaves,
+        that move together) it is a quadratic, and one direct solve lands on
+        its minimiser. A step that would flip a sign stops at zero there (an
+        active-set move); the engine's next sweep adds back whatever the
+        optimality conditions ask for.
         """
         cdef Py_ssize_t it
         support = np.flatnonzero(np.asarray(self.w))
@@ -670,17 +670,53 @@ cdef class GreedyBlockCD:
         self.newton_failed_on = support if status == "none" else None
         return status == "full"
 
-    def _support_model(self, support, with_hessian=True):
-        """Datafit gradient and Hessian (intercept profiled out) plus the
-        penalty's local model, on the columns ``support``; the Hessian is
-        None when not asked for (the majorize-minimize loop reuses one)."""
-        pen_grad = np.zeros(self.R)
-        pen_hess = np.zeros(self.R)
-        if not self.penalty_model(pen_grad, pen_hess):
+    def penalty_groups(self):
+        """The penalty's grouped local model on every block in use.
+
+        Returns (column_group, pen_grad, pen_hess) with column_group[j] the
+        global group of column j (-1: stays at zero), or None if the penalty
+        has no local model."""
+        cdef Py_ssize_t t, j, lo, hi, n_groups = 0, local
+        cdef Py_ssize_t[::1] group = np.full(self.R, -1, dtype=np.intp)
+        grad_arr = np.zeros(self.R)
+        hess_arr = np.zeros(self.R)
+        cdef double[::1] grad = grad_arr, hess = hess_arr
+        with nogil:
+            for t in range(self.T):
+                lo = self.block_ptr[t]
+                hi = self.block_ptr[t + 1]
+                for j in range(lo, hi):
+                    if self.w[j] != 0.0:
+                        break
+                else:
+                    continue
+                local = self.penalty.local_groups(&self.w[lo], &self.curv[lo], &group[lo],
+                                                  &grad[n_groups], &hess[n_groups], hi - lo)
+                if local == -2:
+                    n_groups = -1
+                    break
+                for j in range(lo, hi):
+                    if group[j] >= 0:
+                        group[j] += n_groups
+                n_groups += local
+        if n_groups < 0:
             return None
+        return np.asarray(group), grad_arr[:n_groups], hess_arr[:n_groups]
+
+    def _support_model(self, with_hessian=True):
+        """On the groups of the support: the datafit's gradient and Hessian
+        (intercept profiled out) and the penalty's local model. The Hessian
+        is None when not asked for (the majorize-minimize loop reuses one)."""
+        model = self.penalty_groups()
+        if model is None:
+            return None
+        column_group, pen_grad, pen_hess = model
+        support = np.flatnonzero(column_group >= 0)
+        groups = column_group[support]
+        n_groups = pen_grad.shape[0]
         col_ptr = np.asarray(self.col_ptr)
         starts, counts = col_ptr[support], np.diff(col_ptr)[support]
-        offsets = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts)
+        offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
         entry = offsets + np.arange(counts.sum())
         rows = np.asarray(self.col_rows)[entry]
         vals = (np.repeat(np.asarray(self.leaf_values)[support], counts) if self.is_tree
@@ -688,46 +724,26 @@ cdef class GreedyBlockCD:
         M_S = sp.csc_matrix((vals, rows, np.r_[0, np.cumsum(counts)]),
                             shape=(self.n, support.size))
         s = np.asarray(self.s)
-        grad = -(M_S.T @ (s * (np.asarray(self.rt) - self.b))) + pen_grad[support]
+        grad_cols = -(M_S.T @ (s * (np.asarray(self.rt) - self.b)))
+        grad = np.bincount(groups, weights=grad_cols, minlength=n_groups) + pen_grad
         if not with_hessian:
-            return grad, None, pen_hess[support]
-        hess = self.support_hessian(support)
+            return column_group, grad, None, pen_hess
+        hess = self.group_hessian(column_group, n_groups)
         if self.fit_intercept:
-            m_S = np.asarray(self.m)[support]
-            hess -= np.outer(m_S, m_S)
-        return grad, hess, pen_hess[support]
+            m_g = np.bincount(groups, weights=np.asarray(self.m)[support], minlength=n_groups)
+            hess -= np.outer(m_g, m_g)
+        return column_group, grad, hess, pen_hess
 
-    def penalty_model(self, double[::1] grad, double[::1] hess):
-        """The penalty's local quadratic model on every block with a nonzero
-        weight; False if the penalty has none."""
-        cdef Py_ssize_t t, j, lo, hi
-        cdef int ok = 1
-        with nogil:
-            for t in range(self.T):
-                lo = self.block_ptr[t]
-                hi = self.block_ptr[t + 1]
-                for j in range(lo, hi):
-                    if self.w[j] != 0.0:
-                        ok = self.penalty.local_quadratic(&self.w[lo], &self.curv[lo],
-                                                          &grad[lo], &hess[lo], hi - lo)
-                        break
-                if not ok:
-                    break
-        return bool(ok)
-
-    def support_hessian(self, Py_ssize_t[::1] support):
-        """Dense ``M_S^T diag(s) M_S`` on the columns ``support``, row by row:
-        each row adds s_i M_ij M_ik for the pairs of support columns it
-        touches (sum_i k_i^2 work, with k_i of them in row i)."""
-        cdef Py_ssize_t m = support.shape[0], q, i, t, p, a, b, k, cnt
-        cdef Py_ssize_t[::1] position = np.full(self.R, -1, dtype=np.intp)
+    def group_hessian(self, Py_ssize_t[::1] column_group, Py_ssize_t n_groups):
+        """Dense ``A^T diag(s) A`` where column g of A sums the columns of
+        group g, row by row: each row adds s_i M_ij M_ik for the pairs of
+        grouped columns it touches (sum_i k_i^2 work, k_i of them in row i)."""
+        cdef Py_ssize_t i, t, p, a, k, cnt
         cdef Py_ssize_t[::1] idx = np.empty(self.T if self.is_tree else self.R, dtype=np.intp)
         cdef double[::1] val = np.empty(self.T if self.is_tree else self.R)
-        hess_arr = np.zeros((m, m))
+        hess_arr = np.zeros((n_groups, n_groups))
         cdef double[:, ::1] hess = hess_arr
         cdef double si, va
-        for q in range(m):
-            position[support[q]] = q
         with nogil:
             for i in range(self.n):
                 si = self.s[i]
@@ -737,21 +753,21 @@ cdef class GreedyBlockCD:
                 if self.is_tree:
                     for t in range(self.T):
                         k = self.leaf_table[i, t]
-                        if position[k] >= 0:
-                            idx[cnt] = position[k]
+                        if column_group[k] >= 0:
+                            idx[cnt] = column_group[k]
                             val[cnt] = self.leaf_values[k]
                             cnt += 1
                 else:
                     for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
                         k = self.row_cols[p]
-                        if position[k] >= 0:
-                            idx[cnt] = position[k]
+                        if column_group[k] >= 0:
+                            idx[cnt] = column_group[k]
                             val[cnt] = self.row_vals[p]
                             cnt += 1
                 for a in range(cnt):
                     va = si * val[a]
-                    for b in range(cnt):
-                        hess[idx[a], idx[b]] += va * val[b]
+                    for k in range(cnt):
+                        hess[idx[a], idx[k]] += va * val[k]
         return hess_arr
 
     def _newton_once(self):
@@ -760,30 +776,31 @@ cdef class GreedyBlockCD:
         of majorize-minimize steps). Returns "full" (landed on the support's
         stationary point), "partial" (moved; call again) or "none"."""
         w = np.asarray(self.w)
-        support = np.flatnonzero(w)
-        if support.size == 0 or support.size > NEWTON_MAX_SUPPORT:
+        n_support = np.count_nonzero(w)
+        if n_support == 0 or n_support > NEWTON_MAX_SUPPORT:
             return "none"
         with nogil:
             self.resync()
         f_old = self.objective()
-        model = self._support_model(support)
+        model = self._support_model()
         if model is None:
             return "none"
-        grad, hess, pen_hess = model
+        column_group, grad, hess, pen_hess = model
         factor = _cholesky(hess + np.diag(pen_hess))
         if factor is not None:
-            status = self._try_step(support, -cho_solve(factor, grad, check_finite=False), f_old)
-            return status if status == "none" else ("full" if status == "full" else "partial")
+            return self._try_step(column_group,
+                                  -cho_solve(factor, grad, check_finite=False), f_old)
         # indefinite (MCP's concave part): majorize the concave part by its
         # linearisation, keep the datafit Hessian (positive definite), and
-        # iterate on the factorisation while the signs hold (a DC algorithm:
-        # each step is a descent step of F)
+        # iterate on the factorisation while the structure holds (a DC
+        # algorithm: each step is a descent step of F)
         factor = _cholesky(hess)
         if factor is None:
             return "none"
         moved = False
         for _ in range(NEWTON_MM_STEPS):
-            status = self._try_step(support, -cho_solve(factor, grad, check_finite=False), f_old)
+            status = self._try_step(column_group,
+                                    -cho_solve(factor, grad, check_finite=False), f_old)
             if status == "none":
                 break
             moved = True
@@ -791,23 +808,27 @@ cdef class GreedyBlockCD:
             if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
                 break
             f_old = f_new
-            model = self._support_model(support, with_hessian=False)
-            if model is None:
+            model = self._support_model(with_hessian=False)
+            if model is None or not np.array_equal(model[0], column_group):
                 break
-            grad = model[0]
+            grad = model[1]
         return "partial" if moved else "none"
 
-    def _try_step(self, support, direction, f_old):
-        """Move along ``direction`` without crossing zero; keep the move only
-        if F decreases. Returns "full" (the whole step, no sign change),
-        "partial" (moved, some coordinates dropped to zero) or "none".
+    def _try_step(self, column_group, group_direction, f_old):
+        """Move the groups along ``group_direction`` without crossing zero;
+        keep the move only if F decreases. Returns "full" (the whole step,
+        no sign change), "partial" (moved, some weights dropped to zero or a
+        shorter step) or "none".
 
-        First the whole step projected on the current orthant (every
-        coordinate that would change sign stops at zero, as in OWL-QN: drops
-        many wrong rules at once), then the step to the first crossing."""
-        if not np.all(np.isfinite(direction)):
+        Candidates in turn: the whole step projected on the current orthant
+        (every weight that would change sign stops at zero, as in OWL-QN:
+        drops many wrong rules at once), the step to the first crossing, and
+        halved steps (fused groups can also change order)."""
+        if not np.all(np.isfinite(group_direction)):
             return "none"
         w = np.asarray(self.w)
+        support = np.flatnonzero(column_group >= 0)
+        direction = group_direction[column_group[support]]
         w_old = w[support].copy()
         full = w_old + direction
         crossing = w_old * full < 0
@@ -823,6 +844,7 @@ cdef class GreedyBlockCD:
             first = w_old + step * direction
             first[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
             candidates.append((first, "partial"))
+        candidates += [(w_old + 0.5 ** h * direction, "partial") for h in range(1, 4)]
         for cand, status in candidates:
             w[support] = cand
             with nogil:
