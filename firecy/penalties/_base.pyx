@@ -238,6 +238,18 @@ cdef inline int _copy_out(object values, double* out, Py_ssize_t n, str what) ex
     return 0
 
 
+cdef int _copy_pair(object res, double* first, double* second, Py_ssize_t n,
+                    str what, str name_a, str name_b) except -1:
+    """Copy a Python penalty's pair of arrays ``(name_a, name_b)`` out."""
+    try:
+        a, b = res
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must return a pair ({name_a}, {name_b})")
+    _copy_out(a, first, n, f"{what} {name_a}")
+    _copy_out(b, second, n, f"{what} {name_b}")
+    return 0
+
+
 cdef class PythonPenalty(Penalty):
     """Wrap a penalty written in Python so the nogil engine can call it.
 
@@ -289,13 +301,7 @@ cdef class PythonPenalty(Penalty):
         with gil:
             self.obj.lam = self.lam
             res = self.obj.subdiff(_view(w, n), _view(curv, n))
-            try:
-                lo_, hi_ = res
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"{type(self.obj).__name__}.subdiff must return a pair (lo, hi)")
-            _copy_out(lo_, lo, n, f"{type(self.obj).__name__}.subdiff lo")
-            _copy_out(hi_, hi, n, f"{type(self.obj).__name__}.subdiff hi")
+            _copy_pair(res, lo, hi, n, f"{type(self.obj).__name__}.subdiff", "lo", "hi")
         return 0
 
     cdef double lambda_max(self, const double* grad, const double* curv,
@@ -326,13 +332,8 @@ cdef class PythonPenalty(Penalty):
             res = method(_view(w, n), _view(curv, n))
             if res is None:
                 return 0
-            try:
-                g_, h_ = res
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"{type(self.obj).__name__}.local_quadratic must return (grad, hess) or None")
-            _copy_out(g_, grad, n, f"{type(self.obj).__name__}.local_quadratic grad")
-            _copy_out(h_, hess, n, f"{type(self.obj).__name__}.local_quadratic hess")
+            _copy_pair(res, grad, hess, n, f"{type(self.obj).__name__}.local_quadratic",
+                       "grad", "hess")
         return 1
 
     def _repr_params(self):

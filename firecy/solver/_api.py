@@ -140,14 +140,15 @@ class _Problem:
         self.design = BlockDesign.coerce(design, block_ptr)
         self.y, self.s = _check_y_weights(y, sample_weight, self.design.n_samples)
         self.fit_intercept = bool(fit_intercept)
-        lipschitz = self.design.block_lipschitz(self.s)
-        _, curv = self.design.column_stats(self.s)
+        column_sums, curv = self.design.column_stats(self.s)
+        lipschitz = self.design.block_lipschitz(self.s, curv)
         # exact minimisation on diagonal blocks (step = own curvature),
         # one prox-gradient step of length 1 / L_t otherwise
         per_col_L = np.repeat(lipschitz * (1 + 1e-12), np.diff(self.design.block_ptr))
         diag_cols = np.repeat(self.design.block_is_diagonal, np.diff(self.design.block_ptr))
         self.step = np.ascontiguousarray(np.where(diag_cols, curv, per_col_L))
-        self.engine = GreedyBlockCD(self.design, self.y, self.s, self.step, self.fit_intercept)
+        self.engine = GreedyBlockCD(self.design, self.y, self.s, column_sums, curv,
+                                    self.step, self.fit_intercept)
         self.grad0 = self.engine.gradient_at_zero()
         # the scale of the direction vector: the lasso's lambda_max, floored
         # so that a constant target (a gradient of pure rounding noise) does

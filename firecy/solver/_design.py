@@ -223,16 +223,22 @@ class BlockDesign:
 
     def column_stats(self, sample_weight):
         """Weighted column sums ``M^T s`` and curvatures ``(M * M)^T s``."""
+        if self.is_tree:
+            # one value per column: both are that value (squared) times the
+            # column's weight, read off the leaf table without forming M
+            weight = np.bincount(self.leaf_table.ravel(), minlength=self.n_columns,
+                                 weights=np.repeat(sample_weight, self.n_blocks))
+            return self.leaf_values * weight, self.leaf_values ** 2 * weight
         csc = self.tocsc()
         return csc.T @ sample_weight, csc.multiply(csc).T @ sample_weight
 
-    def block_lipschitz(self, sample_weight):
+    def block_lipschitz(self, sample_weight, curvature):
         """Per block, the largest eigenvalue of ``M_t^T S M_t``.
 
-        Equals the largest curvature for diagonal blocks; computed by a dense
-        eigenvalue solve otherwise (blocks are small).
+        Equals the largest curvature (``column_stats``) for diagonal blocks;
+        computed by a dense eigenvalue solve otherwise (blocks are small).
         """
-        sums, curv = self.column_stats(sample_weight)
+        curv = curvature
         out = np.empty(self.n_blocks)
         csc = None
         for t in range(self.n_blocks):

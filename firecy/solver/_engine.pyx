@@ -125,7 +125,8 @@ cdef class GreedyBlockCD:
     cdef Py_ssize_t trace_len
     cdef bint record
 
-    def __init__(self, design, y, sample_weight, double[::1] step, bint fit_intercept):
+    def __init__(self, design, y, sample_weight, column_sums, curvature,
+                 double[::1] step, bint fit_intercept):
         self.n = design.n_samples
         self.R = design.n_columns
         self.T = design.n_blocks
@@ -144,9 +145,8 @@ cdef class GreedyBlockCD:
             self.row_vals = design.row_vals
         self.y = y
         self.s = sample_weight
-        m, curv = design.column_stats(np.asarray(sample_weight))
-        self.m = np.ascontiguousarray(m, dtype=np.float64)
-        self.curv = np.ascontiguousarray(curv, dtype=np.float64)
+        self.m = np.ascontiguousarray(column_sums, dtype=np.float64)
+        self.curv = np.ascontiguousarray(curvature, dtype=np.float64)
         self.step = step
         self.fit_intercept = fit_intercept
         self.rt = np.zeros(self.n)
