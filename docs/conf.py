@@ -76,8 +76,6 @@ autodoc_default_options = {
 # template lists methods itself, so numpydoc does not add member tables.
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
-numpydoc_attributes_as_param_list = True
-numpydoc_xref_param_type = False
 
 # --- example gallery -----------------------------------------------------
 sphinx_gallery_conf = {
@@ -97,8 +95,6 @@ sphinx_gallery_conf = {
     # the autosummary templates)
     "doc_module": ("firecy",),
     "backreferences_dir": "gen_modules/backreferences",
-    "reference_url": {"firecy": None},
-    "show_memory": False,
     "remove_config_comments": True,
 }
 
@@ -109,8 +105,6 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    # the theme's defaults would fetch icons and a version switcher: none here
-    "icon_links": [],
 }
 html_static_path = []
 html_sidebars = {"index": []}

@@ -109,3 +109,14 @@ def test_runner_reports_a_failing_example():
     assert run_doctests([("good", good)], None) == (1, "")
     n_examples, report = run_doctests([("bad", bad)], None)
     assert n_examples == 1 and "Expected:\n    4\nGot:\n    3" in report
+
+
+def test_compiled_objects_docstrings_are_collected():
+    # Penalty is a Cython class: its docstring and those of its compiled
+    # methods must reach the runner (pytest --doctest-modules misses them)
+    from firecy.penalties import Penalty
+
+    collected = dict(docstrings_of("firecy.penalties.Penalty", Penalty))
+    assert "firecy.penalties.Penalty" in collected
+    assert "firecy.penalties.Penalty.value_of" in collected
+    assert collected["firecy.penalties.Penalty.value_of"] == Penalty.value_of.__doc__
