@@ -85,7 +85,7 @@ def solve(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr=Non
     >>> M = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
     >>> res = solve(M, [0, 1, 1, 1], L1(0.01), block_ptr=[0, 2], datafit="logistic")
     >>> res.n_rules
-    1
+    2
     """
     problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
     penalty = check_penalty(penalty)

@@ -55,7 +55,7 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
     >>> path = fire_path(M, [0, 1, 1, 1], L1(), block_ptr=[0, 2], datafit="logistic",
     ...                  n_lambdas=5)
     >>> path.n_rules.tolist()
-    [0, 1, 1, 1, 1]
+    [0, 2, 2, 2, 2]
     """
     problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
     template = check_penalty(penalty)
@@ -97,7 +97,7 @@ def group_l0_path(design, y, penalty, *, datafit="quadratic", offset=None, block
     >>> path = group_l0_path(M, [0.0, 1.0, 2.0, 3.0], GroupL0(L1(0.0), 1.0), block_ptr=[0, 1, 2],
     ...                      n_lam0s=3)
     >>> path.n_rules.tolist()
-    [0, 1, 1]
+    [0, 2, 2]
     """
     from firecy.penalties import GroupL0
 
