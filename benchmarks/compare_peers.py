@@ -26,6 +26,7 @@ any solver reached. Machines are shared and noisy: compare the ratios, which
 are measured in the same process, not the absolute times.
 
     python benchmarks/compare_peers.py [--quick] [--only-l1 | --only-logistic]
+"""
 import argparse
 import time
 import warnings
