@@ -358,14 +358,17 @@ cdef class GreedyBlockCD:
         return 0
 
     cdef int optimise_intercept(self) except -1 nogil:
-        """Intercept steps until b stops moving (w fixed)."""
+        """Intercept steps until b stops moving (w fixed); 1 if it moved."""
         cdef Py_ssize_t k
         cdef double moved
+        cdef int any_move = 0
         for k in range(INTERCEPT_MAX_STEPS):
             moved = self.datafit.update_intercept(&self.st)
+            if moved > 0.0:
+                any_move = 1
             if moved <= 1e-13 * (1.0 + fabs(self.st.intercept)):
                 break
-        return 0
+        return any_move
 
     cdef double intercept_gradient(self) except? -1 nogil:
         """sum_i s_i loss'(y_i, eta_i): zero at the optimal intercept."""
@@ -849,8 +852,8 @@ cdef class GreedyBlockCD:
         try:
             with nogil:
                 self.resync()
-                self.optimise_intercept()
-                self.full_gradient()
+                if self.optimise_intercept():
+                    self.full_gradient()
                 c = self.datafit.common_gradient(&self.st)
         finally:
             self.penalty = None

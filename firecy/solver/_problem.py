@@ -126,8 +126,7 @@ class Problem:
         self.step = np.ascontiguousarray(np.where(diag_cols, curv, per_col_L))
         self.engine = GreedyBlockCD(self.design, self.datafit, self.y, self.s, self.offset,
                                     column_sums, curv, self.step, self.fit_intercept)
-        with threadpool_limits(limits=1, user_api="blas"):
-            self.grad0 = self.engine.gradient_at_zero()
+        self.grad0 = self.engine.gradient_at_zero()   # no BLAS: no thread limit needed
         # the scale of the direction vector: the lasso's lambda_max, floored
         # so that a constant target (a gradient of pure rounding noise) does
         # not ask for an unreachable tolerance; by Cauchy-Schwarz
