@@ -105,7 +105,6 @@ cdef class GreedyBlockCD:
     cdef double[::1] anderson_w
     cdef public object newton_failed_on
     cdef public int verbose
-    cdef public bint intercept_per_block
     cdef public Py_ssize_t n_anderson_tried, n_anderson_accepted
     # trace of the objective after each accepted step
     cdef double[::1] trace
@@ -537,8 +536,6 @@ cdef class GreedyBlockCD:
             new_val = self.penalty.value(&self.buf_x[0], &self.buf_curv[0], nb)
             self.pen_total += new_val - old_val
         self.record_objective()
-        if moved and self.intercept_per_block:
-            self.intercept_step(False)
         return score
 
     cdef void full_working_set(self) noexcept nogil:
