@@ -9,13 +9,23 @@ Design: a random forest on friedman1 (n = 5000, 250 trees of depth 5, about
          columns are rescaled to unit curvature (M_j / sqrt(a_j)), where
          firecy's curvature-scaled MCP and skglm's MCP are the same function
          | firecy MCP | skglm MCPRegression
+    Logistic + L1 (binary labels y in {0, 1}, a random-forest classifier's
+         design on make_classification, n = 5000, 250 trees of depth 5):
+         F = 1/n sum_i [log(1 + exp(eta_i)) - y_i eta_i] + lam ||w||_1,
+         eta = b + M w, b unpenalised
+         | firecy (datafit="logistic") | scikit-learn LogisticRegression
+         (l1_ratio=1, solver="saga", C = 1 / (n lam): sklearn minimises
+         C sum_i loss_i + ||w||_1) | skglm SparseLogisticRegression (alpha =
+         lam: skglm minimises 1/n sum_i log(1 + exp(-y_i eta_i)) + alpha
+         ||w||_1 with labels in {-1, 1}, the same function, and fits an
+         unpenalised intercept)
 
 Every solver runs down a ladder of tolerances; a solver's time is the time of
 its first run whose objective is within 1e-7 (relative) of the best objective
 any solver reached. Machines are shared and noisy: compare the ratios, which
 are measured in the same process, not the absolute times.
 
-    python benchmarks/compare_peers.py [--quick]
+    python benchmarks/compare_peers.py [--quick] [--only-l1 | --only-logistic]
 """
 import argparse
 import time
@@ -44,7 +54,7 @@ def forest_design(n_samples, n_trees, max_depth, seed=0):
     return design, y
 
 
-def pick_lambda(design, y, penalty, fraction):
+def pick_lambda(design, y, penalty, fraction, datafit="quadratic"):
     """The lambda of a warm-started path (stopped at the budget) whose number
     of rules is closest to ``fraction`` of all rules."""
     from firecy.solver import fire_path
@@ -53,7 +63,7 @@ def pick_lambda(design, y, penalty, fraction):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         path = fire_path(design, y, penalty, n_lambdas=60, eps=1e-3, max_rules=target,
-                         tol=1e-4)
+                         tol=1e-4, datafit=datafit)
     k = int(np.argmin(np.abs(path.n_rules - target)))
     return float(path.lambdas[k])
 
@@ -112,7 +122,14 @@ def main():
     parser.add_argument("--no-cvxpy", action="store_true", help="skip cvxpy for L1 + fusion")
     parser.add_argument("--only-l1", action="store_true",
                         help="only the L1 comparison (e.g. with scikit-learn, which is slow)")
+    parser.add_argument("--only-logistic", action="store_true",
+                        help="only the logistic comparison")
+    parser.add_argument("--logistic-fractions", default="0.05,0.2",
+                        help="fractions of the rules kept in the logistic comparison")
     args = parser.parse_args()
+    if args.only_logistic:
+        logistic_comparison(args)
+        return
     n, T, depth = (2000, 100, 4) if args.quick else (5000, 250, 5)
     design, y = forest_design(n, T, depth)
     M = design.tocsc()
@@ -189,6 +206,71 @@ def main():
     report("MCP", ladders)
 
     fusion_and_group_l0(design, y, M, args)
+    logistic_comparison(args)
+
+
+def classifier_design(n_samples, n_trees, max_depth, seed=0):
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    from firecy.ensembles import rule_ensemble_from_model
+
+    X, y = make_classification(n_samples=n_samples, n_features=20, n_informative=8,
+                               flip_y=0.05, random_state=seed)
+    rf = RandomForestClassifier(
+        n_estimators=n_trees, max_depth=max_depth, random_state=seed, n_jobs=-1
+    ).fit(X, y)
+    ens = rule_ensemble_from_model(rf)
+    design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
+    return design, y.astype(np.float64)
+
+
+def logistic_comparison(args):
+    """Logistic + L1: firecy, scikit-learn (saga) and skglm on one objective."""
+    n, T, depth = (2000, 100, 4) if args.quick else (5000, 250, 5)
+    design, y = classifier_design(n, T, depth)
+    M = design.tocsc()
+    Mr = M.tocsr()
+    print(f"\nlogistic design: {n} rows, {design.n_blocks} trees, {design.n_columns} rules, "
+          f"nnz {M.nnz}")
+    import skglm
+
+    skglm.SparseLogisticRegression(alpha=0.01, tol=1e-2).fit(M[:200], y[:200])  # numba
+
+    for fraction in (float(f) for f in args.logistic_fractions.split(",")):
+        lam = pick_lambda(design, y, L1(), fraction, datafit="logistic")
+
+        def objective(coef, intercept):
+            eta = intercept + Mr @ coef
+            return np.mean(np.logaddexp(0.0, eta) - y * eta) + lam * np.abs(coef).sum()
+
+        def firecy_fit(tol):
+            res = solve(design, y, L1(lam), datafit="logistic", tol=tol)
+            return res.objective, res.n_rules
+
+        def skglm_fit(tol):
+            est = skglm.SparseLogisticRegression(alpha=lam, tol=tol, max_iter=200,
+                                                 max_epochs=100_000).fit(M, y)
+            return (objective(est.coef_.ravel(), float(np.ravel(est.intercept_)[0])),
+                    np.count_nonzero(est.coef_))
+
+        print(f"\nlogistic + L1, {fraction:.0%} of the rules, lambda = {lam:.6g}")
+        ladders = {"firecy": run_ladder("firecy", firecy_fit, [1e-4, 1e-6, 1e-8, 1e-10])}
+        ladders["skglm SparseLogReg"] = run_ladder(
+            "skglm SparseLogReg", skglm_fit, [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10],
+            best_of(ladders))
+        if not args.no_sklearn:
+            from sklearn.linear_model import LogisticRegression
+
+            def sklearn_fit(tol):
+                est = LogisticRegression(l1_ratio=1.0, C=1.0 / (n * lam), solver="saga",
+                                         tol=tol, max_iter=100_000).fit(Mr, y)
+                return (objective(est.coef_.ravel(), float(est.intercept_[0])),
+                        np.count_nonzero(est.coef_))
+
+            ladders["sklearn saga"] = run_ladder(
+                "sklearn saga", sklearn_fit, [1e-4, 1e-6, 1e-8, 1e-10], best_of(ladders))
+        report(f"logistic + L1 ({fraction:.0%})", ladders)
 
 
 def layout_comparison(design, y, lam):

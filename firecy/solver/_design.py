@@ -11,8 +11,6 @@ contiguous blocks (one block per tree). Two storage layouts:
 * general layout: any sparsity (rules that are not tree leaves, blocks with
   overlapping supports). Stored as CSC plus a CSR copy for row access.
 """
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -260,10 +258,3 @@ class BlockDesign:
             f"n_columns={self.n_columns}, n_blocks={self.n_blocks})"
         )
 
-
-def check_scalar_nonneg(value, name):
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value):
-        raise TypeError(f"{name} must be a finite real number, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-    return float(value)

@@ -1,56 +1,54 @@
-"""Greedy block coordinate descent (papers/000 Algorithm 1), without the GIL.
+"""Greedy block coordinate descent without the GIL (Liu & Mazumder, FIRE,
+KDD 2023, Algorithm 1), for any datafit and penalty.
 
-Problem, with s the sample weights normalised to sum to one:
+It minimises F(w, b) = datafit(offset + b + M w) + sum_t P(w_t) as stated in
+docs/objective.rst and docs/datafits.rst. The engine does not know which loss
+it minimises: it holds the datafit's per-row state (a DatafitState it owns)
+and calls the datafit once per column (gradient along a column, shift of a
+column) and once per epoch (intercept step); the penalty once per block.
 
-    F(w, b) = 1/2 sum_i s_i (y_i - b - (M w)_i)^2 + sum_t P(w_t)
-
-State kept up to date incrementally (never recomputed per step):
-
-    rt[i]  = y_i - (M w)_i              residual without the intercept
-    S1     = sum_i s_i rt[i]            so the optimal intercept is b = S1
-    S2     = sum_i s_i rt[i]^2          so F = (S2 - 2 b S1 + b^2) / 2 + P
-
-and the gradient grad_j = -sum_i s_i M_ij (rt[i] - b). Blocks are scored
-through the penalty's contract (by default the squared norm of the direction
-vector d_j = dist(-grad_j, subdifferential_j)); a block update is exact (a
-closed-form or 1-D fused-lasso prox with the block's diagonal curvature)
-when no row has two nonzeros in the block, always true for trees, and one
-prox-gradient step of length 1 / L_t otherwise. Two strategies:
+A block update moves the block to the prox point of the datafit's
+linearisation with the step ``step_j`` (the coordinate curvature
+a_j = sum_i s_i u_i M_ij^2, u_i the datafit's curvature bound, when no row
+has two nonzeros in the block, always true for trees; the block's Lipschitz
+constant otherwise). That minimises a majoriser of F over the block: exact
+for the squared loss on diagonal blocks, a guaranteed decrease otherwise.
+Two strategies:
 
 * "greedy" (the paper's Algorithm 1): every iteration scores all blocks and
   updates the best one; the full gradient is kept incrementally (after a
-  block update, only the rows of the changed columns correct it: changed rows
-  x nonzeros per row).
-* "working_set" (the default): blocks are chosen greedily by the same score
-  into a working set (the blocks in use plus the best-scored others); the
-  working set is solved by cyclic exact block updates with the residual kept
-  incrementally and Anderson extrapolation; when that is slow (forests are
-  ill-conditioned: trees are strongly correlated), Newton steps on the support
-  with the penalty's local quadratic model (majorize-minimize steps for MCP's
-  concave part), each accepted only if F decreases.
+  block update, only the changed rows correct it).
+* "working_set" (the default): blocks chosen greedily by the same score form
+  a working set, solved by cyclic block updates with Anderson extrapolation
+  (firecy/solver/_anderson.pyx) and, when coordinate descent crawls, Newton
+  steps on the support with the datafit's true curvature
+  (firecy/solver/_newton.pyx). Every accepted step lowers F.
 
-Either way, convergence is confirmed by a full sweep of exact block updates:
-the direction vector can vanish at non-stationary points of non-separable
-penalties (fusion), a sweep of exact block updates cannot.
+Either way, convergence is confirmed by a full sweep of block updates and an
+intercept step that no longer lower F, with every block score and the
+intercept's gradient below the tolerance: the direction vector can vanish at
+non-stationary points of non-separable penalties (fusion), a sweep cannot.
+
+The design's layout (tree: leaf table; general: CSC + CSR) is resolved once
+per column (a Column view) or once per call of a row kernel, never inside a
+hot loop.
 """
-from libc.math cimport fabs, fmax, sqrt, INFINITY
-from libc.string cimport memset
+from libc.math cimport fabs, fmax, INFINITY
 
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 
 cimport numpy as cnp
+from firecy.datafits.base cimport Column, Datafit, DatafitState
 from firecy.penalties._base cimport Penalty
+from firecy.solver._anderson cimport ANDERSON_K, anderson_weights
+
+from firecy.solver._newton import newton_step
 
 cnp.import_array()
 
-# Anderson extrapolation over the last ANDERSON_K epochs (as in skglm/celer)
-cdef enum:
-    ANDERSON_K = 5
 # an inner solve stops once its largest block score falls below this
 # fraction of the largest score that opened it
 cdef double INNER_RATIO = 0.01
@@ -60,73 +58,63 @@ cdef Py_ssize_t INNER_MAX_EPOCHS = 100
 # every INNER_CHECK epochs the largest block score must at least halve, or
 # coordinate descent counts as slow and the engine tries a Newton step
 cdef Py_ssize_t INNER_CHECK = 10
-# largest support for a Newton step (a dense Cholesky of this size)
-NEWTON_MAX_SUPPORT = 4000
-# Newton steps per attempt: a factorisation each; on a still-shrinking support
-# more than one step costs more than the coordinate epochs it saves (measured)
-NEWTON_MAX_STEPS = 1
-# majorize-minimize steps per factorisation when the local model is indefinite
-NEWTON_MM_STEPS = 50
-
-
-def _cholesky(matrix):
-    """Cholesky factor, with a relative ridge of 1e-12 if singular (a whole
-    tree in the support is collinear with the intercept); None if indefinite."""
-    scale = max(float(np.max(np.abs(np.diag(matrix)))), 1e-300)
-    for ridge in (0.0, 1e-12 * scale):
-        try:
-            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False)
-        except np.linalg.LinAlgError:
-            pass
-    return None
+# intercept steps when the intercept is optimised on its own (Newton steps)
+cdef Py_ssize_t INTERCEPT_MAX_STEPS = 100
 
 
 cdef class GreedyBlockCD:
-    """The engine state for one (design, y, sample_weight) problem.
+    """The engine state for one (design, datafit, y, weights, offset) problem.
 
-    Reused along a path: each :meth:`solve` starts from the given weights.
-    Build it through :func:`firecy.solver.solve` or
-    :func:`firecy.solver.fire_path` rather than directly.
+    Reused along a path: each :meth:`solve` starts from the given weights
+    (and the intercept the previous solve ended with). Build it through
+    :func:`firecy.solver.solve` or :func:`firecy.solver.fire_path` rather
+    than directly.
     """
-    # design
+    # design: raw pointers into the arrays the memoryviews keep alive
     cdef Py_ssize_t n, R, T, max_block
     cdef bint is_tree
-    cdef const Py_ssize_t[::1] block_ptr
-    cdef const Py_ssize_t[::1] col_ptr
-    cdef const int[::1] col_rows
-    cdef const double[::1] col_vals       # general layout
-    cdef const double[::1] leaf_values    # tree layout
-    cdef const int[:, ::1] leaf_table     # tree layout
-    cdef const Py_ssize_t[::1] row_ptr    # general layout
-    cdef const int[::1] row_cols
-    cdef const double[::1] row_vals
-    cdef const double[::1] y, s
-    cdef const double[::1] m, curv, step  # M^T s, diag(M^T S M), prox weights
-    cdef bint fit_intercept
+    cdef readonly object design
+    cdef const Py_ssize_t[::1] block_ptr, col_ptr, row_ptr
+    cdef const int[::1] col_rows, row_cols
+    cdef const double[::1] col_vals, leaf_values, row_vals
+    cdef const int[:, ::1] leaf_table
+    cdef const double* col_vals_p          # NULL for the tree layout
+    cdef const double* leaf_values_p       # NULL for the general layout
+    # problem
+    cdef Datafit datafit
+    cdef DatafitState st
+    cdef const double[::1] y, s, offset
+    cdef const double[::1] m, curv, step   # M^T s, coordinate curvature, prox weights
+    cdef double[:, ::1] rows, rows_save    # the datafit's per-row arrays
+    cdef double totals_save[4]
+    cdef double intercept_save
+    cdef double[::1] work, lin
     # state
-    cdef double[::1] w, rt, gt, dr, block_pen, scores
+    cdef double[::1] w, gt, dr, block_pen, scores
     cdef unsigned char[::1] touched_mark
     cdef int[::1] touched
     cdef Py_ssize_t n_touched
-    cdef double S1, S2, b, pen_total
+    cdef double pen_total
     cdef double[::1] buf_g, buf_z, buf_x, buf_work
     cdef Penalty penalty
     # working-set strategy: blocks, their columns, Anderson snapshots
     cdef Py_ssize_t[::1] ws_blocks, ws_ptr, ws_cols
     cdef Py_ssize_t n_ws, n_ws_cols
-    cdef double[::1] buf_w, buf_step, buf_curv, rt_save, lo_buf, hi_buf
+    cdef double[::1] buf_w, buf_step, buf_curv, lo_buf, hi_buf
     cdef double[:, ::1] snapshots
     cdef double[::1] anderson_w
-    cdef object newton_failed_on
+    cdef public object newton_failed_on
     cdef public int verbose
     cdef public Py_ssize_t n_anderson_tried, n_anderson_accepted
-    # trace of the objective after each block update
+    # trace of the objective after each accepted step
     cdef double[::1] trace
     cdef Py_ssize_t trace_len
     cdef bint record
 
-    def __init__(self, design, y, sample_weight, column_sums, curvature,
-                 double[::1] step, bint fit_intercept):
+    def __init__(self, design, Datafit datafit, y, sample_weight, offset, column_sums,
+                 curvature, double[::1] step, bint fit_intercept):
+        cdef Py_ssize_t k
+        self.design = design
         self.n = design.n_samples
         self.R = design.n_columns
         self.T = design.n_blocks
@@ -138,18 +126,39 @@ cdef class GreedyBlockCD:
         if self.is_tree:
             self.leaf_values = design.leaf_values
             self.leaf_table = design.leaf_table
+            self.leaf_values_p = &self.leaf_values[0]
+            self.col_vals_p = NULL
         else:
             self.col_vals = design.col_vals
             self.row_ptr = design.row_ptr
             self.row_cols = design.row_cols
             self.row_vals = design.row_vals
+            self.col_vals_p = &self.col_vals[0] if self.col_vals.shape[0] else NULL
+            self.leaf_values_p = NULL
+        self.datafit = datafit
         self.y = y
         self.s = sample_weight
+        self.offset = offset
         self.m = np.ascontiguousarray(column_sums, dtype=np.float64)
         self.curv = np.ascontiguousarray(curvature, dtype=np.float64)
         self.step = step
-        self.fit_intercept = fit_intercept
-        self.rt = np.zeros(self.n)
+        n_used = datafit.n_rows_used
+        if not 1 <= n_used <= 4:
+            raise ValueError(f"{datafit!r} asks for {n_used} per-row arrays (1 to 4)")
+        self.rows = np.zeros((n_used, self.n))
+        self.rows_save = np.zeros((n_used, self.n))
+        self.work = np.zeros(3 * self.n)
+        self.lin = np.zeros(self.n)
+        self.st.n_samples = self.n
+        self.st.y = &self.y[0]
+        self.st.weight = &self.s[0]
+        self.st.offset = &self.offset[0]
+        self.st.fit_intercept = fit_intercept
+        self.st.intercept = 0.0
+        for k in range(4):
+            self.st.row[k] = &self.rows[k, 0] if k < n_used else NULL
+            self.st.total[k] = 0.0
+        self.st.work = &self.work[0]
         self.dr = np.zeros(self.n)
         self.gt = np.zeros(self.R)
         self.block_pen = np.zeros(self.T)
@@ -165,12 +174,14 @@ cdef class GreedyBlockCD:
         self.buf_curv = np.zeros(self.max_block)
         self.lo_buf = np.zeros(self.max_block)
         self.hi_buf = np.zeros(self.max_block)
-        self.rt_save = np.zeros(self.n)
         self.ws_blocks = np.zeros(self.T, dtype=np.intp)
         self.ws_ptr = np.zeros(self.T + 1, dtype=np.intp)
         self.ws_cols = np.zeros(self.R, dtype=np.intp)
         self.snapshots = np.zeros((ANDERSON_K + 1, self.R))
         self.anderson_w = np.zeros(self.R)
+
+    # ------------------------------------------------------------------
+    # Python-level access (the Newton steps, the API)
 
     @property
     def curvature(self):
@@ -180,104 +191,222 @@ cdef class GreedyBlockCD:
     def column_sums(self):
         return np.asarray(self.m)
 
-    # ------------------------------------------------------------------
-    # residual and gradient bookkeeping
+    @property
+    def coef(self):
+        """The weights being solved (a view)."""
+        return np.asarray(self.w)
 
-    cdef inline double value_at(self, Py_ssize_t p, Py_ssize_t j) noexcept nogil:
-        """The value of the p-th stored entry of column j."""
-        return self.leaf_values[j] if self.is_tree else self.col_vals[p]
+    @property
+    def fit_intercept(self):
+        return bool(self.st.fit_intercept)
+
+    @property
+    def exact_curvature(self):
+        return bool(self.datafit.exact_curvature)
+
+    @property
+    def intercept(self):
+        return float(self.st.intercept)
+
+    @intercept.setter
+    def intercept(self, double value):
+        self.st.intercept = value if self.st.fit_intercept else 0.0
+
+    def refresh(self):
+        """Recompute the state from ``coef`` and ``intercept``; return F."""
+        with nogil:
+            self.resync()
+        return float(self.objective())
+
+    def objective_value(self):
+        return float(self.objective())
+
+    def record_point(self):
+        """Append the current F to the objective trace (when recording)."""
+        self.record_objective()
+
+    def row_derivatives(self):
+        """Per-row ``(s_i loss', s_i loss'')`` at the current state."""
+        grad = np.zeros(self.n)
+        hess = np.zeros(self.n)
+        cdef double[::1] g_ = grad, h_ = hess
+        with nogil:
+            self.datafit.row_derivatives(&self.st, &g_[0], &h_[0])
+        return grad, hess
+
+    # ------------------------------------------------------------------
+    # the design, one column or one row kernel at a time
+
+    cdef inline void column(self, Py_ssize_t j, Column* col) noexcept nogil:
+        cdef Py_ssize_t p0 = self.col_ptr[j]
+        col.rows = &self.col_rows[0] + p0
+        col.n_rows = self.col_ptr[j + 1] - p0
+        if self.col_vals_p != NULL:
+            col.values = self.col_vals_p + p0
+            col.value = 0.0
+        else:
+            col.values = NULL
+            col.value = self.leaf_values_p[j]
+
+    cdef void linear_predictor(self) noexcept nogil:
+        """lin = M w."""
+        cdef Py_ssize_t i, j, k
+        cdef Column col
+        cdef double wj
+        for i in range(self.n):
+            self.lin[i] = 0.0
+        for j in range(self.R):
+            wj = self.w[j]
+            if wj == 0.0:
+                continue
+            self.column(j, &col)
+            if col.values == NULL:
+                wj *= col.value
+                for k in range(col.n_rows):
+                    self.lin[col.rows[k]] += wj
+            else:
+                for k in range(col.n_rows):
+                    self.lin[col.rows[k]] += col.values[k] * wj
 
     cdef void add_to_column(self, Py_ssize_t j, double delta) noexcept nogil:
-        """Record dr -= M[:, j] * delta on the rows of column j."""
-        cdef Py_ssize_t p, i
-        for p in range(self.col_ptr[j], self.col_ptr[j + 1]):
-            i = self.col_rows[p]
-            self.dr[i] -= self.value_at(p, j) * delta
-            if not self.touched_mark[i]:
-                self.touched_mark[i] = 1
-                self.touched[self.n_touched] = <int> i
-                self.n_touched += 1
+        """Record dr += M[:, j] * delta on the rows of column j (greedy)."""
+        cdef Py_ssize_t k, i
+        cdef Column col
+        self.column(j, &col)
+        if col.values == NULL:
+            delta *= col.value
+            for k in range(col.n_rows):
+                i = col.rows[k]
+                self.dr[i] += delta
+                if not self.touched_mark[i]:
+                    self.touched_mark[i] = 1
+                    self.touched[self.n_touched] = <int> i
+                    self.n_touched += 1
+        else:
+            for k in range(col.n_rows):
+                i = col.rows[k]
+                self.dr[i] += col.values[k] * delta
+                if not self.touched_mark[i]:
+                    self.touched_mark[i] = 1
+                    self.touched[self.n_touched] = <int> i
+                    self.n_touched += 1
 
-    cdef void flush_rows(self) noexcept nogil:
-        """Apply dr to rt, S1, S2 and correct gt on the touched rows only."""
+    cdef int flush_rows(self) except -1 nogil:
+        """Apply dr to the datafit's state on the touched rows and correct the
+        full gradient gt by the changes it reports (row kernel per layout)."""
         cdef Py_ssize_t q, i, t, p, k
-        cdef double d, sd, old
-        for q in range(self.n_touched):
-            i = self.touched[q]
-            d = self.dr[i]
-            self.dr[i] = 0.0
-            self.touched_mark[i] = 0
-            if d == 0.0:
-                continue
-            old = self.rt[i]
-            self.rt[i] = old + d
-            sd = self.s[i] * d
-            self.S1 += sd
-            self.S2 += sd * (2.0 * old + d)
-            if self.is_tree:
-                for t in range(self.T):
-                    k = self.leaf_table[i, t]
-                    self.gt[k] -= self.leaf_values[k] * sd
-            else:
-                for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
-                    self.gt[self.row_cols[p]] -= self.row_vals[p] * sd
+        cdef double dz
+        if self.n_touched:
+            self.datafit.shift_rows(&self.st, &self.touched[0], &self.dr[0], self.n_touched)
+        if self.is_tree:
+            for q in range(self.n_touched):
+                i = self.touched[q]
+                dz = self.dr[i]
+                self.dr[i] = 0.0
+                self.touched_mark[i] = 0
+                if dz != 0.0:
+                    for t in range(self.T):
+                        k = self.leaf_table[i, t]
+                        self.gt[k] += self.leaf_values_p[k] * dz
+        else:
+            for q in range(self.n_touched):
+                i = self.touched[q]
+                dz = self.dr[i]
+                self.dr[i] = 0.0
+                self.touched_mark[i] = 0
+                if dz != 0.0:
+                    for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
+                        self.gt[self.row_cols[p]] += self.row_vals[p] * dz
         self.n_touched = 0
-        self.b = self.S1 if self.fit_intercept else 0.0
+        return 0
+
+    cdef int full_gradient(self) except -1 nogil:
+        """gt_j = gradient along column j minus its common part c * m_j."""
+        cdef Py_ssize_t j
+        cdef Column col
+        cdef double c = self.datafit.common_gradient(&self.st)
+        for j in range(self.R):
+            self.column(j, &col)
+            self.gt[j] = self.datafit.column_gradient(&self.st, &col) - c * self.m[j]
+        return 0
 
     cdef int resync(self) except -1 nogil:
-        """Recompute rt, gt, S1, S2 and the penalty values from scratch."""
-        cdef Py_ssize_t i, j, p, t, lo, hi
-        cdef double acc
-        for i in range(self.n):
-            self.rt[i] = self.y[i]
-        for j in range(self.R):
-            if self.w[j] != 0.0:
-                for p in range(self.col_ptr[j], self.col_ptr[j + 1]):
-                    self.rt[self.col_rows[p]] -= self.value_at(p, j) * self.w[j]
-        self.S1 = 0.0
-        self.S2 = 0.0
-        for i in range(self.n):
-            self.S1 += self.s[i] * self.rt[i]
-            self.S2 += self.s[i] * self.rt[i] * self.rt[i]
-        for j in range(self.R):
-            acc = 0.0
-            for p in range(self.col_ptr[j], self.col_ptr[j + 1]):
-                i = self.col_rows[p]
-                acc += self.value_at(p, j) * self.s[i] * self.rt[i]
-            self.gt[j] = -acc
-        self.b = self.S1 if self.fit_intercept else 0.0
+        """Recompute the datafit's state, the gradient and the penalty values
+        from w and the intercept."""
+        self.linear_predictor()
+        self.datafit.initialize(&self.st, &self.lin[0])
+        self.full_gradient()
         self.pen_total = self.recompute_penalty()
         return 0
 
-    cdef inline double objective(self) noexcept nogil:
-        return 0.5 * (self.S2 - 2.0 * self.b * self.S1 + self.b * self.b) + self.pen_total
+    cdef inline double objective(self) except? -1 nogil:
+        return self.datafit.value(&self.st) + self.pen_total
+
+    cdef int record_objective(self) except -1 nogil:
+        if self.record and self.trace_len < self.trace.shape[0]:
+            self.trace[self.trace_len] = self.objective()
+            self.trace_len += 1
+        return 0
+
+    cdef int intercept_step(self, bint keep_gradient) except -1 nogil:
+        """One intercept step of the datafit (a no-op for a profiled one)."""
+        if self.datafit.update_intercept(&self.st) > 0.0:
+            self.record_objective()
+            if keep_gradient:
+                self.full_gradient()
+        return 0
+
+    cdef int optimise_intercept(self) except -1 nogil:
+        """Intercept steps until b stops moving (w fixed); 1 if it moved."""
+        cdef Py_ssize_t k
+        cdef double moved
+        cdef int any_move = 0
+        for k in range(INTERCEPT_MAX_STEPS):
+            moved = self.datafit.update_intercept(&self.st)
+            if moved > 0.0:
+                any_move = 1
+            if moved <= 1e-13 * (1.0 + fabs(self.st.intercept)):
+                break
+        return any_move
+
+    cdef double intercept_gradient(self) except? -1 nogil:
+        """sum_i s_i loss'(y_i, eta_i): zero at the optimal intercept."""
+        cdef Py_ssize_t i
+        cdef double total = 0.0
+        if not self.st.fit_intercept:
+            return 0.0
+        self.datafit.row_derivatives(&self.st, &self.lin[0], NULL)
+        for i in range(self.n):
+            total += self.lin[i]
+        return total
 
     # ------------------------------------------------------------------
     # the two steps of an iteration
 
-    cdef inline void block_gradient(self, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef inline void block_gradient(self, Py_ssize_t lo, Py_ssize_t hi, double c) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(lo, hi):
-            self.buf_g[j - lo] = self.gt[j] + self.b * self.m[j]
+            self.buf_g[j - lo] = self.gt[j] + c * self.m[j]
 
     cdef int score_blocks(self) except -1 nogil:
         cdef Py_ssize_t t, lo, hi
+        cdef double c = self.datafit.common_gradient(&self.st)
         for t in range(self.T):
             lo = self.block_ptr[t]
             hi = self.block_ptr[t + 1]
-            self.block_gradient(lo, hi)
+            self.block_gradient(lo, hi, c)
             self.scores[t] = self.penalty.block_score(
                 &self.w[lo], &self.buf_g[0], &self.step[lo], &self.curv[lo],
                 &self.buf_work[0], hi - lo)
         return 0
 
     cdef int update_block(self, Py_ssize_t t) except -1 nogil:
-        """Minimise F over block t (exactly when its curvature is diagonal)."""
+        """Block update of block t with the full gradient kept (greedy)."""
         cdef Py_ssize_t lo = self.block_ptr[t], hi = self.block_ptr[t + 1]
         cdef Py_ssize_t nb = hi - lo, j
         cdef double delta, new_pen
         cdef bint moved = False
-        self.block_gradient(lo, hi)
+        self.block_gradient(lo, hi, self.datafit.common_gradient(&self.st))
         for j in range(nb):
             if self.step[lo + j] > 0.0:
                 self.buf_z[j] = self.w[lo + j] - self.buf_g[j] / self.step[lo + j]
@@ -295,9 +424,7 @@ cdef class GreedyBlockCD:
             self.pen_total += new_pen - self.block_pen[t]
             self.block_pen[t] = new_pen
             self.flush_rows()
-        if self.record and self.trace_len < self.trace.shape[0]:
-            self.trace[self.trace_len] = self.objective()
-            self.trace_len += 1
+        self.record_objective()
         return 0
 
     cdef double max_score(self) noexcept nogil:
@@ -307,12 +434,11 @@ cdef class GreedyBlockCD:
             best = fmax(best, self.scores[t])
         return best
 
-    cdef int confirm_by_sweep(self, double score_tol, double obj_tol,
+    cdef int confirm_by_sweep(self, double score_tol, double obj_tol, double grad_tol,
                               bint working_set) except -1 nogil:
-        """One exact update of every block; converged (1) if the sweep lowers
-        F by at most obj_tol relative and leaves every score below score_tol.
-        (The direction vector can vanish at non-stationary points of fusion;
-        a sweep of exact block updates cannot be fooled that way.)"""
+        """One update of every block and one intercept step; converged (1) if
+        they lower F by at most obj_tol relative and leave every score below
+        score_tol and the intercept's gradient below grad_tol."""
         cdef Py_ssize_t t
         cdef double before = self.objective()
         if working_set:
@@ -322,16 +448,19 @@ cdef class GreedyBlockCD:
                 self.update_ws_block(t)
             else:
                 self.update_block(t)
+        self.intercept_step(False)
         self.resync()
         if before - self.objective() > obj_tol * fmax(fabs(before), 1e-300):
+            return 0
+        if fabs(self.intercept_gradient()) > grad_tol:
             return 0
         self.score_blocks()
         return self.max_score() <= score_tol
 
-    cdef int run(self, double score_tol, double obj_tol, Py_ssize_t max_updates,
-                 Py_ssize_t* n_updates, bint* converged) except -1 nogil:
-        cdef Py_ssize_t t, best, updates = 0
-        cdef double best_score, before
+    cdef int run(self, double score_tol, double obj_tol, double grad_tol,
+                 Py_ssize_t max_updates, Py_ssize_t* n_updates, bint* converged) except -1 nogil:
+        cdef Py_ssize_t t, best, updates = 0, since_intercept = 0
+        cdef double best_score
         converged[0] = False
         self.resync()
         while updates < max_updates:
@@ -345,56 +474,44 @@ cdef class GreedyBlockCD:
             if best_score > score_tol:
                 self.update_block(best)
                 updates += 1
+                since_intercept += 1
+                if since_intercept >= self.T:   # one intercept step per epoch
+                    since_intercept = 0
+                    self.intercept_step(True)
                 continue
             # the direction vector is (nearly) zero: confirm with a full sweep
             self.resync()
             updates += self.T
-            if self.confirm_by_sweep(score_tol, obj_tol, False):
+            since_intercept = 0
+            if self.confirm_by_sweep(score_tol, obj_tol, grad_tol, False):
                 converged[0] = True
                 break
         n_updates[0] = updates
         return 0
 
-
     # ------------------------------------------------------------------
-    # working-set strategy: the residual is kept incrementally; a block's
-    # gradient is read off it (O(rows of the block's columns)); the full
-    # gradient is only formed when the working set is chosen.
+    # working-set strategy: the datafit's row state is kept incrementally; a
+    # block's gradient is read off it (O(rows of the block's columns)); the
+    # full gradient is only formed when the working set is chosen.
 
-    cdef inline double column_gradient(self, Py_ssize_t j) noexcept nogil:
-        cdef Py_ssize_t p, i
-        cdef double acc = 0.0
-        if self.is_tree:
-            for p in range(self.col_ptr[j], self.col_ptr[j + 1]):
-                i = self.col_rows[p]
-                acc += self.s[i] * self.rt[i]
-            acc *= self.leaf_values[j]
-        else:
-            for p in range(self.col_ptr[j], self.col_ptr[j + 1]):
-                i = self.col_rows[p]
-                acc += self.col_vals[p] * self.s[i] * self.rt[i]
-        return -acc + self.b * self.m[j]
+    cdef inline double column_gradient(self, Py_ssize_t j) except? -1 nogil:
+        cdef Column col
+        self.column(j, &col)
+        return self.datafit.column_gradient(&self.st, &col)
 
-    cdef void move_column(self, Py_ssize_t j, double value) noexcept nogil:
-        """w_j = value, with rt, S1, S2 updated on the column's rows."""
-        cdef Py_ssize_t p, i
-        cdef double old, new, sd, delta = value - self.w[j]
-        for p in range(self.col_ptr[j], self.col_ptr[j + 1]):
-            i = self.col_rows[p]
-            old = self.rt[i]
-            new = old - self.value_at(p, j) * delta
-            self.rt[i] = new
-            sd = self.s[i] * (new - old)
-            self.S1 += sd
-            self.S2 += sd * (new + old)
+    cdef int move_column(self, Py_ssize_t j, double value) except -1 nogil:
+        """w_j = value, with the datafit's row state updated on its rows."""
+        cdef Column col
+        self.column(j, &col)
+        self.datafit.shift_column(&self.st, &col, value - self.w[j])
         self.w[j] = value
+        return 0
 
     cdef double update_ws_block(self, Py_ssize_t k) except? -1 nogil:
-        """Exact block update of working-set entry k; returns its score before."""
-        cdef Py_ssize_t t = self.ws_blocks[k]
+        """Block update of working-set entry k; returns its score before."""
         cdef Py_ssize_t q0 = self.ws_ptr[k], nb = self.ws_ptr[k + 1] - q0
         cdef Py_ssize_t q, j
-        cdef double delta, score, old_val, new_val
+        cdef double delta, score, old_val = 0.0, new_val
         cdef bint moved = False
         for q in range(nb):
             j = self.ws_cols[q0 + q]
@@ -418,10 +535,7 @@ cdef class GreedyBlockCD:
         if moved:
             new_val = self.penalty.value(&self.buf_x[0], &self.buf_curv[0], nb)
             self.pen_total += new_val - old_val
-            self.b = self.S1 if self.fit_intercept else 0.0
-        if self.record and self.trace_len < self.trace.shape[0]:
-            self.trace[self.trace_len] = self.objective()
-            self.trace_len += 1
+        self.record_objective()
         return score
 
     cdef void full_working_set(self) noexcept nogil:
@@ -444,7 +558,7 @@ cdef class GreedyBlockCD:
         """
         cdef Py_ssize_t r, t, j, lo, hi, added = 0
         cdef bint active, take
-        cdef double g
+        cdef double g, c = self.datafit.common_gradient(&self.st)
         self.n_ws = 0
         self.n_ws_cols = 0
         self.ws_ptr[0] = 0
@@ -467,7 +581,7 @@ cdef class GreedyBlockCD:
                 self.penalty.subdiff(&self.w[lo], &self.curv[lo], &self.lo_buf[0],
                                      &self.hi_buf[0], hi - lo)
                 for j in range(lo, hi):
-                    g = self.gt[j] + self.b * self.m[j]
+                    g = self.gt[j] + c * self.m[j]
                     if (self.w[j] != 0.0 or self.lo_buf[j - lo] + g > 0.0
                             or -g - self.hi_buf[j - lo] > 0.0):
                         self.ws_cols[self.n_ws_cols] = j
@@ -493,95 +607,59 @@ cdef class GreedyBlockCD:
             total += self.block_pen[t]
         return total
 
+    cdef void save_rows(self) noexcept nogil:
+        cdef Py_ssize_t k, i
+        for k in range(self.rows.shape[0]):
+            for i in range(self.n):
+                self.rows_save[k, i] = self.rows[k, i]
+        for k in range(4):
+            self.totals_save[k] = self.st.total[k]
+        self.intercept_save = self.st.intercept
+
+    cdef void restore_rows(self) noexcept nogil:
+        cdef Py_ssize_t k, i
+        for k in range(self.rows.shape[0]):
+            for i in range(self.n):
+                self.rows[k, i] = self.rows_save[k, i]
+        for k in range(4):
+            self.st.total[k] = self.totals_save[k]
+        self.st.intercept = self.intercept_save
+
     cdef int anderson_step(self, Py_ssize_t n_snap) except -1 nogil:
         """Extrapolate the last snapshots of the working columns; keep the
         result only if it lowers F (so every accepted step is a descent)."""
-        cdef Py_ssize_t K = n_snap - 1, a, c, q, j, piv
-        cdef double gram[ANDERSON_K][ANDERSON_K]
-        cdef double rhs[ANDERSON_K]
         cdef double coef[ANDERSON_K]
-        cdef double acc, total, f_old, S1_old, S2_old, pen_old, tmp, trace_sum
-        if K < 2:
+        cdef Py_ssize_t K, a, q, j
+        cdef double acc, f_old, pen_old
+        K = anderson_weights(&self.snapshots[0, 0], self.snapshots.shape[1], n_snap,
+                             self.n_ws_cols, coef)
+        if K == 0:
             return 0
-        # gram of the differences U_a = x_{a+1} - x_a
-        for a in range(K):
-            for c in range(a, K):
-                acc = 0.0
-                for q in range(self.n_ws_cols):
-                    acc += ((self.snapshots[a + 1, q] - self.snapshots[a, q])
-                            * (self.snapshots[c + 1, q] - self.snapshots[c, q]))
-                gram[a][c] = acc
-                gram[c][a] = acc
-        trace_sum = 0.0
-        for a in range(K):
-            trace_sum += gram[a][a]
-        if not trace_sum > 0.0:
-            return 0
-        for a in range(K):
-            gram[a][a] += 1e-10 * trace_sum
-            rhs[a] = 1.0
-        # Gaussian elimination with partial pivoting (K <= 5)
-        for a in range(K):
-            piv = a
-            for c in range(a + 1, K):
-                if fabs(gram[c][a]) > fabs(gram[piv][a]):
-                    piv = c
-            if gram[piv][a] == 0.0:
-                return 0
-            if piv != a:
-                for c in range(K):
-                    tmp = gram[a][c]; gram[a][c] = gram[piv][c]; gram[piv][c] = tmp
-                tmp = rhs[a]; rhs[a] = rhs[piv]; rhs[piv] = tmp
-            for c in range(a + 1, K):
-                tmp = gram[c][a] / gram[a][a]
-                for q in range(a, K):
-                    gram[c][q] -= tmp * gram[a][q]
-                rhs[c] -= tmp * rhs[a]
-        for a in range(K - 1, -1, -1):
-            acc = rhs[a]
-            for c in range(a + 1, K):
-                acc -= gram[a][c] * coef[c]
-            coef[a] = acc / gram[a][a]
-        total = 0.0
-        for a in range(K):
-            total += coef[a]
-        if total == 0.0 or total != total:
-            return 0
-        # candidate, applied in place; undone if it does not lower F
         f_old = self.objective()
-        S1_old = self.S1
-        S2_old = self.S2
         pen_old = self.pen_total
-        for q in range(self.n):
-            self.rt_save[q] = self.rt[q]
+        self.save_rows()
         for q in range(self.n_ws_cols):
             acc = 0.0
             for a in range(K):
-                acc += coef[a] / total * self.snapshots[a + 1, q]
+                acc += coef[a] * self.snapshots[a + 1, q]
             j = self.ws_cols[q]
             self.anderson_w[q] = self.w[j]
             if acc != self.w[j]:
                 self.move_column(j, acc)
         self.pen_total = self.recompute_penalty()
-        self.b = self.S1 if self.fit_intercept else 0.0
         if self.objective() < f_old:
-            if self.record and self.trace_len < self.trace.shape[0]:
-                self.trace[self.trace_len] = self.objective()
-                self.trace_len += 1
+            self.record_objective()
             return 1
         for q in range(self.n_ws_cols):
             self.w[self.ws_cols[q]] = self.anderson_w[q]
-        for q in range(self.n):
-            self.rt[q] = self.rt_save[q]
-        self.S1 = S1_old
-        self.S2 = S2_old
+        self.restore_rows()
         self.pen_total = pen_old
-        self.b = self.S1 if self.fit_intercept else 0.0
         return 0
 
     cdef int solve_working_set(self, double inner_tol, Py_ssize_t max_updates,
                                Py_ssize_t* updates) except -1 nogil:
-        """Cyclic exact block updates over the working set, with Anderson.
+        """Cyclic block updates over the working set, an intercept step per
+        epoch, and Anderson extrapolation.
 
         Returns 1 if the inner tolerance was reached, 0 if the epoch cap or
         the update budget stopped it (coordinate descent is struggling).
@@ -593,6 +671,7 @@ cdef class GreedyBlockCD:
             epoch_score = 0.0
             for k in range(self.n_ws):
                 epoch_score = fmax(epoch_score, self.update_ws_block(k))
+            self.intercept_step(False)
             updates[0] += self.n_ws
             if epoch_score <= inner_tol:
                 return 1
@@ -609,22 +688,20 @@ cdef class GreedyBlockCD:
                 n_snap = 0
         return 0
 
-    cdef int run_working_set(self, double score_tol, double obj_tol,
+    cdef int run_working_set(self, double score_tol, double obj_tol, double grad_tol,
                              Py_ssize_t max_updates, Py_ssize_t* n_updates,
                              bint* converged) except -1 nogil:
-        cdef Py_ssize_t t, updates = 0, n_active, n_new
-        cdef double best_score, before
+        cdef Py_ssize_t updates = 0, n_active, n_new
+        cdef double best_score
         cdef Py_ssize_t[::1] order
         converged[0] = False
         while updates < max_updates:
             self.resync()
             self.score_blocks()
-            best_score = 0.0
-            n_active = 0
             best_score = self.max_score()
             if best_score <= score_tol:
                 updates += self.T
-                if self.confirm_by_sweep(score_tol, obj_tol, True):
+                if self.confirm_by_sweep(score_tol, obj_tol, grad_tol, True):
                     converged[0] = True
                     break
                 continue
@@ -637,7 +714,7 @@ cdef class GreedyBlockCD:
             if not self.solve_working_set(fmax(score_tol, INNER_RATIO * best_score),
                                           max_updates, &updates):
                 with gil:
-                    ok = self.newton_step()
+                    ok = newton_step(self)
                     if self.verbose:
                         print(f"firecy: {updates} updates, best score {best_score:.3e}, "
                               f"working set {self.n_ws} blocks / {self.n_ws_cols} columns, "
@@ -646,29 +723,6 @@ cdef class GreedyBlockCD:
         self.resync()  # exact final state: no drift in the reported objective
         n_updates[0] = updates
         return 0
-
-    def newton_step(self):
-        """Newton steps on the support, each kept only if F decreases.
-
-        Coordinate methods crawl on the ill-conditioned designs of forests
-        (trees are strongly correlated); once the support is right, the
-        problem restricted to it is smooth: with the penalty's local model
-        (``Penalty.local_groups``: coordinates, or fused segments of leaves,
-        that move together) it is a quadratic, and one direct solve lands on
-        its minimiser. A step that would flip a sign stops at zero there (an
-        active-set move); the engine's next sweep adds back whatever the
-        optimality conditions ask for.
-        """
-        cdef Py_ssize_t it
-        support = np.flatnonzero(np.asarray(self.w))
-        if self.newton_failed_on is not None and np.array_equal(support, self.newton_failed_on):
-            return False   # same support as a failed attempt: do not refactorise
-        for it in range(NEWTON_MAX_STEPS):
-            status = self._newton_once()
-            if status != "partial":
-                break
-        self.newton_failed_on = support if status == "none" else None
-        return status == "full"
 
     def penalty_groups(self):
         """The penalty's grouped local model on every block in use.
@@ -703,168 +757,12 @@ cdef class GreedyBlockCD:
             return None
         return np.asarray(group), grad_arr[:n_groups], hess_arr[:n_groups]
 
-    def _support_model(self, with_hessian=True):
-        """On the groups of the support: the datafit's gradient and Hessian
-        (intercept profiled out) and the penalty's local model. The Hessian
-        is None when not asked for (the majorize-minimize loop reuses one)."""
-        model = self.penalty_groups()
-        if model is None:
-            return None
-        column_group, pen_grad, pen_hess = model
-        support = np.flatnonzero(column_group >= 0)
-        groups = column_group[support]
-        n_groups = pen_grad.shape[0]
-        col_ptr = np.asarray(self.col_ptr)
-        starts, counts = col_ptr[support], np.diff(col_ptr)[support]
-        offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-        entry = offsets + np.arange(counts.sum())
-        rows = np.asarray(self.col_rows)[entry]
-        vals = (np.repeat(np.asarray(self.leaf_values)[support], counts) if self.is_tree
-                else np.asarray(self.col_vals)[entry])
-        M_S = sp.csc_matrix((vals, rows, np.r_[0, np.cumsum(counts)]),
-                            shape=(self.n, support.size))
-        s = np.asarray(self.s)
-        grad_cols = -(M_S.T @ (s * (np.asarray(self.rt) - self.b)))
-        grad = np.bincount(groups, weights=grad_cols, minlength=n_groups) + pen_grad
-        if not with_hessian:
-            return column_group, grad, None, pen_hess
-        hess = self.group_hessian(column_group, n_groups)
-        if self.fit_intercept:
-            m_g = np.bincount(groups, weights=np.asarray(self.m)[support], minlength=n_groups)
-            hess -= np.outer(m_g, m_g)
-        return column_group, grad, hess, pen_hess
-
-    def group_hessian(self, Py_ssize_t[::1] column_group, Py_ssize_t n_groups):
-        """Dense ``A^T diag(s) A`` where column g of A sums the columns of
-        group g, row by row: each row adds s_i M_ij M_ik for the pairs of
-        grouped columns it touches (sum_i k_i^2 work, k_i of them in row i)."""
-        cdef Py_ssize_t i, t, p, a, k, cnt
-        cdef Py_ssize_t[::1] idx = np.empty(self.T if self.is_tree else self.R, dtype=np.intp)
-        cdef double[::1] val = np.empty(self.T if self.is_tree else self.R)
-        hess_arr = np.zeros((n_groups, n_groups))
-        cdef double[:, ::1] hess = hess_arr
-        cdef double si, va
-        with nogil:
-            for i in range(self.n):
-                si = self.s[i]
-                if si == 0.0:
-                    continue
-                cnt = 0
-                if self.is_tree:
-                    for t in range(self.T):
-                        k = self.leaf_table[i, t]
-                        if column_group[k] >= 0:
-                            idx[cnt] = column_group[k]
-                            val[cnt] = self.leaf_values[k]
-                            cnt += 1
-                else:
-                    for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
-                        k = self.row_cols[p]
-                        if column_group[k] >= 0:
-                            idx[cnt] = column_group[k]
-                            val[cnt] = self.row_vals[p]
-                            cnt += 1
-                for a in range(cnt):
-                    va = si * val[a]
-                    for k in range(cnt):
-                        hess[idx[a], idx[k]] += va * val[k]
-        return hess_arr
-
-    def _newton_once(self):
-        """One Newton step on the current support (or, when the penalty's
-        local model is concave enough to make the Hessian indefinite, a run
-        of majorize-minimize steps). Returns "full" (landed on the support's
-        stationary point), "partial" (moved; call again) or "none"."""
-        w = np.asarray(self.w)
-        n_support = np.count_nonzero(w)
-        if n_support == 0 or n_support > NEWTON_MAX_SUPPORT:
-            return "none"
-        with nogil:
-            self.resync()
-        f_old = self.objective()
-        model = self._support_model()
-        if model is None:
-            return "none"
-        column_group, grad, hess, pen_hess = model
-        factor = _cholesky(hess + np.diag(pen_hess))
-        if factor is not None:
-            return self._try_step(column_group,
-                                  -cho_solve(factor, grad, check_finite=False), f_old)
-        # indefinite (MCP's concave part): majorize the concave part by its
-        # linearisation, keep the datafit Hessian (positive definite), and
-        # iterate on the factorisation while the structure holds (a DC
-        # algorithm: each step is a descent step of F)
-        factor = _cholesky(hess)
-        if factor is None:
-            return "none"
-        moved = False
-        for _ in range(NEWTON_MM_STEPS):
-            status = self._try_step(column_group,
-                                    -cho_solve(factor, grad, check_finite=False), f_old)
-            if status == "none":
-                break
-            moved = True
-            f_new = self.objective()
-            if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
-                break
-            f_old = f_new
-            model = self._support_model(with_hessian=False)
-            if model is None or not np.array_equal(model[0], column_group):
-                break
-            grad = model[1]
-        return "partial" if moved else "none"
-
-    def _try_step(self, column_group, group_direction, f_old):
-        """Move the groups along ``group_direction`` without crossing zero;
-        keep the move only if F decreases. Returns "full" (the whole step,
-        no sign change), "partial" (moved, some weights dropped to zero or a
-        shorter step) or "none".
-
-        Candidates in turn: the whole step projected on the current orthant
-        (every weight that would change sign stops at zero, as in OWL-QN:
-        drops many wrong rules at once), the step to the first crossing, and
-        halved steps (fused groups can also change order)."""
-        if not np.all(np.isfinite(group_direction)):
-            return "none"
-        w = np.asarray(self.w)
-        support = np.flatnonzero(column_group >= 0)
-        direction = group_direction[column_group[support]]
-        w_old = w[support].copy()
-        full = w_old + direction
-        crossing = w_old * full < 0
-        candidates = []
-        if not np.any(crossing):
-            candidates.append((full, "full"))
-        else:
-            projected = full.copy()
-            projected[crossing] = 0.0
-            candidates.append((projected, "partial"))
-            ratios = -w_old[crossing] / direction[crossing]
-            step = float(np.min(ratios))
-            first = w_old + step * direction
-            first[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
-            candidates.append((first, "partial"))
-        candidates += [(w_old + 0.5 ** h * direction, "partial") for h in range(1, 4)]
-        for cand, status in candidates:
-            w[support] = cand
-            with nogil:
-                self.resync()
-            if self.objective() < f_old:
-                if self.record and self.trace_len < self.trace.shape[0]:
-                    self.trace[self.trace_len] = self.objective()
-                    self.trace_len += 1
-                return status
-        w[support] = w_old
-        with nogil:
-            self.resync()
-        return "none"
-
     # ------------------------------------------------------------------
 
     def solve(self, Penalty penalty, double[::1] w, double tol, Py_ssize_t max_updates,
               double score_scale, bint record_objective=False, bint warn=True,
               str strategy="working_set"):
-        """Minimise F in place over ``w`` from its current value.
+        """Minimise F in place over ``w`` (and the intercept) from their current values.
 
         Parameters
         ----------
@@ -872,10 +770,11 @@ cdef class GreedyBlockCD:
         w : ndarray of float64, shape (n_columns,)
             Start point; overwritten with the solution.
         tol : float
-            Convergence: the largest block direction norm is at most
-            ``tol * score_scale`` (for decrease-scored penalties: the largest
-            achievable decrease is at most ``tol * |F|``), and a full sweep
-            of block updates lowers F by at most ``tol * |F|``.
+            Convergence: the largest block direction norm and the intercept's
+            gradient are at most ``tol * score_scale`` (for decrease-scored
+            penalties: the largest achievable decrease is at most
+            ``tol * |F|``), and a full sweep of block updates lowers F by at
+            most ``tol * |F|``.
         max_updates : int
             Maximum number of block updates.
         score_scale : float
@@ -887,7 +786,7 @@ cdef class GreedyBlockCD:
         """
         cdef Py_ssize_t n_updates = 0
         cdef bint converged = False
-        cdef double score_tol, obj_tol = tol
+        cdef double score_tol, obj_tol = tol, grad_tol = tol * score_scale
         if strategy not in ("greedy", "working_set"):
             raise ValueError(f"strategy must be 'greedy' or 'working_set', got {strategy!r}")
         cdef bint use_greedy = strategy == "greedy"
@@ -897,20 +796,21 @@ cdef class GreedyBlockCD:
         self.w = w
         self.record = record_objective
         self.trace_len = 0
-        self.trace = np.empty(max_updates + self.T if record_objective else 0)
-        if penalty.score_is_decrease:
-            score_tol = -1.0  # set per run below from |F|
-        else:
-            score_tol = (tol * score_scale) ** 2
-        with nogil:
-            if penalty.score_is_decrease:
+        self.trace = np.empty(2 * (max_updates + self.T) + 100 if record_objective else 0)
+        score_tol = -1.0 if penalty.score_is_decrease else (tol * score_scale) ** 2
+        try:
+            with nogil:
                 self.resync()
-                score_tol = tol * fmax(fabs(self.objective()), 1e-300)
-            if use_greedy:
-                self.run(score_tol, obj_tol, max_updates, &n_updates, &converged)
-            else:
-                self.run_working_set(score_tol, obj_tol, max_updates, &n_updates, &converged)
-        self.penalty = None
+                self.optimise_intercept()
+                if penalty.score_is_decrease:
+                    score_tol = tol * fmax(fabs(self.objective()), 1e-300)
+                if use_greedy:
+                    self.run(score_tol, obj_tol, grad_tol, max_updates, &n_updates, &converged)
+                else:
+                    self.run_working_set(score_tol, obj_tol, grad_tol, max_updates,
+                                         &n_updates, &converged)
+        finally:
+            self.penalty = None
         if not converged and warn:
             warnings.warn(
                 f"firecy: greedy block CD did not converge in {n_updates} block updates "
@@ -918,32 +818,43 @@ cdef class GreedyBlockCD:
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        objective = float(self.objective())   # datafit value + the cached penalty total
         return {
-            "intercept": float(self.b),
-            "objective": float(self.objective()),
+            "intercept": float(self.st.intercept),
+            "objective": objective,
             "n_updates": int(n_updates),
             "converged": bool(converged),
             "trace": np.asarray(self.trace)[: self.trace_len].copy(),
         }
 
     def objective_at(self, Penalty penalty, double[::1] w):
-        """F at ``w`` with the optimal intercept (recomputed from scratch)."""
+        """F at ``w`` with the optimal intercept, and that intercept."""
         self.penalty = penalty
         self.w = w
-        with nogil:
-            self.resync()
-        self.penalty = None
-        return float(self.objective()), float(self.b)
+        try:
+            with nogil:
+                self.resync()
+                self.optimise_intercept()
+            objective = float(self.objective())
+        finally:
+            self.penalty = None
+        return objective, float(self.st.intercept)
 
     def gradient_at_zero(self):
-        """The datafit gradient at w = 0 with the optimal intercept."""
-        w0 = np.zeros(self.R)
-        self.w = w0
+        """The datafit gradient at w = 0 with the optimal intercept (the
+        intercept is solved to convergence first and kept as a warm start)."""
+        cdef double c
+        self.w = np.zeros(self.R)
         self.penalty = _NullPenalty()
-        with nogil:
-            self.resync()
-        self.penalty = None
-        return np.asarray(self.gt) + self.b * np.asarray(self.m)
+        try:
+            with nogil:
+                self.resync()
+                if self.optimise_intercept():
+                    self.full_gradient()
+                c = self.datafit.common_gradient(&self.st)
+        finally:
+            self.penalty = None
+        return np.asarray(self.gt) + c * np.asarray(self.m)
 
 
 cdef class _NullPenalty(Penalty):

@@ -1,0 +1,252 @@
+"""Newton steps on the support, with the datafit's true curvature.
+
+Coordinate methods crawl on the ill-conditioned designs of forests (trees are
+strongly correlated), and a majorised block update (the logistic loss's 1/4
+bound) crawls where probabilities approach 0 or 1. Once the support is right
+the problem restricted to it is smooth: with the penalty's local model
+(``Penalty.local_groups``: coordinates, or fused segments of leaves, that move
+together) and the datafit's second-order model
+
+    gradient  g = A^T d,   Hessian  H = A^T diag(h) A,
+
+(d_i = s_i loss'(y_i, eta_i), h_i = s_i loss''(y_i, eta_i), column g of A the
+sum of group g's columns of M), with the intercept profiled out
+(H - H_wb H_bw / H_bb, g - H_wb g_b / H_bb), one direct solve gives a Newton
+step. For the squared loss the model is exact and one step lands on the
+support's stationary point; for other losses the engine repeats it. A step
+that would flip a sign stops at zero there (an active-set move, as in
+OWL-QN); every step is kept only if F decreases. When the penalty's concave
+part (MCP) makes the model indefinite, a run of majorize-minimize steps
+linearises it and keeps the datafit's Hessian.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
+
+cimport numpy as cnp
+
+cnp.import_array()
+
+# largest support for a Newton step (a dense Cholesky of this size)
+NEWTON_MAX_SUPPORT = 4000
+# Newton steps per attempt with an exact (quadratic) model: a factorisation
+# each; on a still-shrinking support more than one step costs more than the
+# coordinate epochs it saves (measured)
+NEWTON_MAX_STEPS = 1
+# Newton steps per attempt when the model is not exact (logistic loss)
+NEWTON_MAX_STEPS_SMOOTH = 10
+# majorize-minimize steps per factorisation when the local model is indefinite
+NEWTON_MM_STEPS = 50
+
+
+def _cholesky(matrix):
+    """Cholesky factor, with a relative ridge of 1e-12 if singular (a whole
+    tree in the support is collinear with the intercept); None if indefinite."""
+    scale = max(float(np.max(np.abs(np.diag(matrix)))), 1e-300)
+    for ridge in (0.0, 1e-12 * scale):
+        try:
+            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+    return None
+
+
+def newton_step(engine):
+    """Newton steps on the engine's current support; True if the last one
+    landed (full step, no sign change)."""
+    support = np.flatnonzero(engine.coef)
+    failed_on = engine.newton_failed_on
+    if failed_on is not None and np.array_equal(support, failed_on):
+        return False   # same support as a failed attempt: do not refactorise
+    exact = engine.exact_curvature
+    moved = False
+    status = "none"
+    for _ in range(NEWTON_MAX_STEPS if exact else NEWTON_MAX_STEPS_SMOOTH):
+        f_before = engine.objective_value()
+        status = _newton_once(engine)
+        moved = moved or status != "none"
+        if exact:
+            if status != "partial":
+                break
+        elif status == "none" or f_before - engine.objective_value() <= 1e-14 * abs(f_before):
+            break
+    engine.newton_failed_on = None if moved else support
+    return status == "full"
+
+
+def _columns(design, support):
+    """The columns ``support`` of the design as a CSC matrix."""
+    col_ptr = design.col_ptr
+    starts, counts = col_ptr[support], np.diff(col_ptr)[support]
+    offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    entry = offsets + np.arange(counts.sum())
+    rows = design.col_rows[entry]
+    vals = (np.repeat(design.leaf_values[support], counts) if design.is_tree
+            else design.col_vals[entry])
+    return sp.csc_matrix((vals, rows, np.r_[0, np.cumsum(counts)]),
+                         shape=(design.n_samples, support.size))
+
+
+def _support_model(engine, with_hessian=True):
+    """On the groups of the support: the datafit's gradient and Hessian
+    (intercept profiled out), the penalty's local model, and what moving
+    the intercept along needs. None if the penalty has no local model."""
+    model = engine.penalty_groups()
+    if model is None:
+        return None
+    column_group, pen_grad, pen_hess = model
+    support = np.flatnonzero(column_group >= 0)
+    groups = column_group[support]
+    n_groups = pen_grad.shape[0]
+    M_S = _columns(engine.design, support)
+    d, h = engine.row_derivatives()
+    grad = np.bincount(groups, weights=M_S.T @ d, minlength=n_groups)
+    out = {"column_group": column_group, "pen_hess": pen_hess, "hess": None,
+           "g_b": 0.0, "h_bb": 0.0, "h_wb": None}
+    if engine.fit_intercept:
+        h_wb = M_S.T @ h
+        h_wb_g = np.bincount(groups, weights=h_wb, minlength=n_groups)
+        out.update(g_b=float(d.sum()), h_bb=float(h.sum()), h_wb=h_wb)
+        if out["h_bb"] > 0:
+            grad -= h_wb_g * (out["g_b"] / out["h_bb"])
+    out["grad"] = grad + pen_grad
+    if with_hessian:
+        hess = group_hessian(engine.design, column_group, n_groups, h)
+        if engine.fit_intercept and out["h_bb"] > 0:
+            hess -= np.outer(h_wb_g, h_wb_g) / out["h_bb"]
+        out["hess"] = hess
+    return out
+
+
+def group_hessian(design, Py_ssize_t[::1] column_group, Py_ssize_t n_groups,
+                  const double[::1] weight):
+    """Dense ``A^T diag(weight) A`` where column g of A sums the columns of
+    group g, row by row: each row adds weight_i M_ij M_ik for the pairs of
+    grouped columns it touches (sum_i k_i^2 work, k_i of them in row i)."""
+    cdef Py_ssize_t n = design.n_samples, T = design.n_blocks, R = design.n_columns
+    cdef Py_ssize_t i, t, p, a, k, cnt
+    cdef bint is_tree = design.is_tree
+    cdef const int[:, ::1] table = design.leaf_table if is_tree else None
+    cdef const double[::1] leaf_values = design.leaf_values if is_tree else None
+    cdef const Py_ssize_t[::1] row_ptr = None if is_tree else design.row_ptr
+    cdef const int[::1] row_cols = None if is_tree else design.row_cols
+    cdef const double[::1] row_vals = None if is_tree else design.row_vals
+    cdef Py_ssize_t[::1] idx = np.empty(T if is_tree else R, dtype=np.intp)
+    cdef double[::1] val = np.empty(T if is_tree else R)
+    hess_arr = np.zeros((n_groups, n_groups))
+    cdef double[:, ::1] hess = hess_arr
+    cdef double wi, va
+    with nogil:
+        for i in range(n):
+            wi = weight[i]
+            if wi == 0.0:
+                continue
+            cnt = 0
+            if is_tree:
+                for t in range(T):
+                    k = table[i, t]
+                    if column_group[k] >= 0:
+                        idx[cnt] = column_group[k]
+                        val[cnt] = leaf_values[k]
+                        cnt += 1
+            else:
+                for p in range(row_ptr[i], row_ptr[i + 1]):
+                    k = row_cols[p]
+                    if column_group[k] >= 0:
+                        idx[cnt] = column_group[k]
+                        val[cnt] = row_vals[p]
+                        cnt += 1
+            for a in range(cnt):
+                va = wi * val[a]
+                for k in range(cnt):
+                    hess[idx[a], idx[k]] += va * val[k]
+    return hess_arr
+
+
+def _newton_once(engine):
+    """One Newton step on the current support (or, when the penalty's local
+    model is concave enough to make the Hessian indefinite, a run of
+    majorize-minimize steps). Returns "full" (the whole step, no sign
+    change), "partial" (moved; call again) or "none"."""
+    n_support = np.count_nonzero(engine.coef)
+    if n_support == 0 or n_support > NEWTON_MAX_SUPPORT:
+        return "none"
+    f_old = engine.refresh()
+    model = _support_model(engine)
+    if model is None:
+        return "none"
+    hess = model["hess"]
+    factor = _cholesky(hess + np.diag(model["pen_hess"]))
+    if factor is not None:
+        return _try_step(engine, model, -cho_solve(factor, model["grad"], check_finite=False),
+                         f_old)
+    # indefinite (MCP's concave part): majorize the concave part by its
+    # linearisation, keep the datafit Hessian (positive definite), and
+    # iterate on the factorisation while the structure holds (a DC
+    # algorithm: for the squared loss each step is a descent step of F)
+    factor = _cholesky(hess)
+    if factor is None:
+        return "none"
+    moved = False
+    for _ in range(NEWTON_MM_STEPS):
+        status = _try_step(engine, model, -cho_solve(factor, model["grad"], check_finite=False),
+                           f_old)
+        if status == "none":
+            break
+        moved = True
+        f_new = engine.objective_value()
+        if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
+            break
+        f_old = f_new
+        new_model = _support_model(engine, with_hessian=False)
+        if new_model is None or not np.array_equal(new_model["column_group"],
+                                                   model["column_group"]):
+            break
+        model["grad"] = new_model["grad"]
+        model.update(g_b=new_model["g_b"], h_bb=new_model["h_bb"], h_wb=new_model["h_wb"])
+    return "partial" if moved else "none"
+
+
+def _try_step(engine, model, group_direction, f_old):
+    """Move the groups along ``group_direction`` without crossing zero (and
+    the intercept along with them); keep the move only if F decreases.
+
+    Candidates in turn: the whole step projected on the current orthant
+    (every weight that would change sign stops at zero, as in OWL-QN: drops
+    many wrong rules at once), the step to the first crossing, and halved
+    steps (fused groups can also change order)."""
+    if not np.all(np.isfinite(group_direction)):
+        return "none"
+    column_group = model["column_group"]
+    w = engine.coef
+    b_old = engine.intercept
+    support = np.flatnonzero(column_group >= 0)
+    direction = group_direction[column_group[support]]
+    w_old = w[support].copy()
+    full = w_old + direction
+    crossing = w_old * full < 0
+    candidates = []
+    if not np.any(crossing):
+        candidates.append((full, "full"))
+    else:
+        projected = full.copy()
+        projected[crossing] = 0.0
+        candidates.append((projected, "partial"))
+        ratios = -w_old[crossing] / direction[crossing]
+        step = float(np.min(ratios))
+        first = w_old + step * direction
+        first[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
+        candidates.append((first, "partial"))
+    candidates += [(w_old + 0.5 ** h * direction, "partial") for h in range(1, 4)]
+    for cand, status in candidates:
+        w[support] = cand
+        if model["h_wb"] is not None and model["h_bb"] > 0:
+            # the profiled intercept's Newton move for this move of w
+            engine.intercept = b_old - (model["g_b"] + model["h_wb"] @ (cand - w_old)) / model["h_bb"]
+        if engine.refresh() < f_old:
+            engine.record_point()
+            return status
+    w[support] = w_old
+    engine.intercept = b_old
+    engine.refresh()
+    return "none"

@@ -1,0 +1,167 @@
+"""Regularisation paths with warm starts: :func:`fire_path` over the
+penalty's ``lam`` and :func:`group_l0_path` over group-L0's ``lam0``.
+
+Each point starts from the previous point's weights and intercept; the path
+starts at the closed-form top (lambda_max, where w = 0 is a solution; see
+:func:`~firecy.solver.lambda_max`) and can stop early at a rule budget.
+"""
+import copy
+import numbers
+
+import numpy as np
+
+from firecy.solver._problem import Problem, check_penalty, check_solver_params
+from firecy.solver._results import PathResult, SolveResult
+
+__all__ = ["fire_path", "group_l0_path"]
+
+
+def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr=None,
+              sample_weight=None, lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,
+              fit_intercept=True, tol=1e-6, max_iter=None, progress=None,
+              strategy="working_set"):
+    """The regularisation path over the penalty's ``lam``, with warm starts.
+
+    Parameters
+    ----------
+    design, y, datafit, offset, block_ptr, sample_weight, fit_intercept, tol, max_iter
+        As in :func:`solve` (``max_iter`` applies to each point).
+    penalty : Penalty
+        A template: its ``lam`` is replaced by each grid value; its other
+        parameters (gamma, fusion ratio, ...) stay fixed. It is not modified.
+    lambdas : array-like, optional
+        The grid (sorted decreasing). Default: ``n_lambdas`` values spaced
+        log-uniformly from lambda_max down to ``eps * lambda_max``.
+    n_lambdas : int, default=50
+    eps : float, default=1e-3
+    max_rules : int, optional
+        Stop after the first point with more than ``max_rules`` nonzero rules
+        (that point is included).
+    progress : callable, optional
+        Called as ``progress(k, n_points, result)`` after each point.
+    strategy : {"working_set", "greedy"}
+        See :func:`solve`.
+
+    Returns
+    -------
+    PathResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from firecy.penalties import L1
+    >>> from firecy.solver import fire_path
+    >>> M = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    >>> path = fire_path(M, [0, 1, 1, 1], L1(), block_ptr=[0, 2], datafit="logistic",
+    ...                  n_lambdas=5)
+    >>> path.n_rules.tolist()
+    [0, 2, 2, 2, 2]
+    """
+    problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
+    template = check_penalty(penalty)
+    max_updates = check_solver_params(tol, max_iter, problem.design.n_blocks)
+    lam_max = problem.lambda_max(template)
+    lambdas = _check_grid(lambdas, n_lambdas, eps, lam_max, "lambda")
+    return _warm_path(problem, template, "lam", lambdas, lam_max, max_rules, tol,
+                      max_updates, progress, strategy)
+
+
+def group_l0_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr=None,
+                  sample_weight=None, lam0s=None, n_lam0s=20, eps=1e-3, max_rules=None,
+                  fit_intercept=True, tol=1e-6, max_iter=None, progress=None):
+    """The path over group-L0's ``lam0``, inner penalty fixed, with warm starts.
+
+    Parameters
+    ----------
+    penalty : GroupL0
+        Its inner penalty (and ``lam``) stay fixed; ``lam0`` runs over the grid.
+    lam0s : array-like, optional
+        The grid; default ``n_lam0s`` values from lam0_max (the largest
+        decrease a block update of one tree achieves from w = 0, above which
+        no tree is kept; for the squared loss on trees that is the exact
+        decrease) down to ``eps * lam0_max``.
+    design, y, datafit, offset, block_ptr, sample_weight, eps, max_rules, fit_intercept, tol, max_iter, progress
+        As in :func:`fire_path`.
+
+    Returns
+    -------
+    PathResult
+        With ``lambdas`` holding the lam0 grid and ``lambda_max`` lam0_max.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from firecy.penalties import L1, GroupL0
+    >>> from firecy.solver import group_l0_path
+    >>> M = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    >>> path = group_l0_path(M, [0.0, 1.0, 2.0, 3.0], GroupL0(L1(0.0), 1.0), block_ptr=[0, 1, 2],
+    ...                      n_lam0s=3)
+    >>> path.n_rules.tolist()
+    [0, 2, 2]
+    """
+    from firecy.penalties import GroupL0
+
+    if not isinstance(penalty, GroupL0):
+        raise TypeError(f"group_l0_path needs a GroupL0 penalty, got {type(penalty).__name__}")
+    problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
+    template = check_penalty(penalty)
+    max_updates = check_solver_params(tol, max_iter, problem.design.n_blocks)
+    top = problem.per_block(template.lam0_max_of)
+    grid = _check_grid(lam0s, n_lam0s, eps, top, "lam0")
+    return _warm_path(problem, template, "lam0", grid, top, max_rules, tol, max_updates,
+                      progress, "working_set")
+
+
+def _check_grid(grid, n_points, eps, top, name):
+    if grid is None:
+        if not isinstance(n_points, numbers.Integral) or n_points < 1:
+            raise ValueError(f"n_{name}s must be a positive integer, got {n_points!r}")
+        if not 0 < eps < 1:
+            raise ValueError(f"eps must be in (0, 1), got {eps!r}")
+        if not np.isfinite(top):
+            raise ValueError(
+                f"{name}_max is infinite for this penalty (e.g. fusion alone leaves a "
+                f"tree's level unpenalised): pass the grid explicitly")
+        return top * np.logspace(0, np.log10(eps), n_points)
+    grid = np.asarray(grid, dtype=np.float64).ravel()
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+        raise ValueError(f"{name}s must be a non-empty array of non-negative numbers")
+    return np.sort(grid)[::-1]
+
+
+def _warm_path(problem, template, param, grid, top, max_rules, tol, max_updates,
+               progress, strategy):
+    """Solve along ``grid`` (decreasing) for the penalty attribute ``param``,
+    each point warm-started from the previous one."""
+    if max_rules is not None and (not isinstance(max_rules, numbers.Integral) or max_rules < 1):
+        raise ValueError(f"max_rules must be a positive integer, got {max_rules!r}")
+    pen = copy.deepcopy(template)
+    w = np.zeros(problem.design.n_columns)
+    rows = []
+    for k, value in enumerate(grid):
+        setattr(pen, param, float(value))
+        if value >= top:
+            # w = 0 is a solution by definition of the path's top: no rounding noise
+            w[:] = 0.0
+            obj, intercept = problem.engine.objective_at(pen, w)
+            res = SolveResult(coef=w, intercept=intercept, objective=obj, n_iter=0,
+                              converged=True)
+        else:
+            res = problem.solve(pen, w, tol, max_updates, strategy=strategy)
+        rows.append((value, w.copy(), res.intercept, res.objective, res.n_rules,
+                     res.n_iter, res.converged))
+        if progress is not None:
+            progress(k, len(grid), res)
+        if max_rules is not None and res.n_rules > max_rules:
+            break
+    cols = list(zip(*rows))
+    return PathResult(
+        lambdas=np.array(cols[0]),
+        coefs=np.array(cols[1]),
+        intercepts=np.array(cols[2]),
+        objectives=np.array(cols[3]),
+        n_rules=np.array(cols[4], dtype=np.intp),
+        n_iter=np.array(cols[5], dtype=np.intp),
+        converged=np.array(cols[6], dtype=bool),
+        lambda_max=float(top),
+    )
