@@ -12,7 +12,7 @@ import sklearn
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from firecy.ensembles._base import Adapter, Block, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, TreeStructure
 from firecy.ensembles._condition import Condition
 
 _TESTED_HISTGB = "1.4 to 1.9"
