@@ -59,6 +59,16 @@ from collections import namedtuple
 
 import numpy as np
 
+from firecy.ensembles._condition import (
+    LIGHTGBM_ZERO_THRESHOLD,
+    MISSING_SUFFIX,
+    NOT_ZERO_MISSING_SUFFIX,
+    ZERO_MISSING_SUFFIX,
+    format_category,
+    format_threshold,
+    missing_suffix,
+)
+
 __all__ = [
     "simplify_conditions",
     "format_conditions",
@@ -81,10 +91,6 @@ _UPPER = ("<=", "<")
 _LOWER = (">", ">=")
 _CATEGORICAL = ("in", "not in")
 
-_MISSING_YES = " (or missing)"
-_ZERO_YES = " (or zero/missing)"
-_ZERO_NO = " (not zero/missing)"
-LIGHTGBM_ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 # ---------------------------------------------------------------------------
@@ -211,49 +217,6 @@ def simplify_conditions(conditions):
 # ---------------------------------------------------------------------------
 # text
 # ---------------------------------------------------------------------------
-def _format_threshold(cond, precision=None):
-    """Threshold text that selects exactly the library's rows (see module doc)."""
-    thr = float(cond.threshold)
-    if precision is not None:
-        return f"{thr:.{int(precision)}g}"
-    if not math.isfinite(thr) or cond.dtype != "float32":
-        return repr(thr)
-    # For x already rounded to float32, ``x <= t`` and ``x > t`` do not change
-    # when t is replaced by the largest float32 <= t, nor ``x < t`` and
-    # ``x >= t`` by the smallest float32 >= t.  That float32 is printed in its
-    # shortest form, which reads back (as a float32) as the same number.
-    f = np.float32(thr)
-    if cond.op in ("<=", ">") and float(f) > thr:
-        f = np.nextafter(f, np.float32(-np.inf))
-    elif cond.op in ("<", ">=") and float(f) < thr:
-        f = np.nextafter(f, np.float32(np.inf))
-    text = str(f)
-    try:
-        ok = bool(np.isfinite(f)) and np.float32(float(text)) == f
-    except ValueError:
-        ok = False
-    # never seen; guards against a double rounding through float64
-    return text if ok else repr(float(f))
-
-
-def _format_category(c):
-    if isinstance(c, (float, np.floating)) and float(c).is_integer():
-        return str(int(c))
-    if isinstance(c, (int, np.integer)):
-        return str(int(c))
-    if isinstance(c, (float, np.floating)):
-        return repr(float(c))
-    return repr(c if not isinstance(c, np.str_) else str(c))
-
-
-def _missing_suffix(conds):
-    """Suffix for one printed clause made of ``conds`` (same feature)."""
-    missing = all(c.missing for c in conds)
-    if any(_zam(c) for c in conds):
-        return _ZERO_YES if missing else _ZERO_NO
-    return _MISSING_YES if missing else ""
-
-
 def _feature_name(feature_names, j):
     if feature_names is None:
         return f"x{j}"
@@ -295,7 +258,7 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
     def suffix(cs):
         if show is not None and cs[0].feature not in show:
             return ""
-        return _missing_suffix(cs)
+        return missing_suffix(cs)
 
     # pair each lower bound with an upper bound read the same way -> interval
     used = set()
@@ -316,15 +279,15 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
                 used.add(partner)
                 lop = "<" if c.op == ">" else "<="
                 parts.append(
-                    f"{_format_threshold(c, precision)} {lop} {name} {u.op} "
-                    f"{_format_threshold(u, precision)}" + suffix([c, u])
+                    f"{format_threshold(c, precision)} {lop} {name} {u.op} "
+                    f"{format_threshold(u, precision)}" + suffix([c, u])
                 )
                 continue
         if c.op in _CATEGORICAL:
-            cats = ", ".join(_format_category(v) for v in c.categories)
+            cats = ", ".join(format_category(v) for v in c.categories)
             parts.append(f"{name} {c.op} {{{cats}}}" + suffix([c]))
         else:
-            parts.append(f"{name} {c.op} {_format_threshold(c, precision)}" + suffix([c]))
+            parts.append(f"{name} {c.op} {format_threshold(c, precision)}" + suffix([c]))
     return " and ".join(parts)
 
 
@@ -455,8 +418,8 @@ def _parse_set(text, pos):
 
 
 def _parse_suffix(text, pos):
-    for suffix, missing, zero in ((_MISSING_YES, True, False), (_ZERO_YES, True, True),
-                                  (_ZERO_NO, False, True)):
+    for suffix, missing, zero in ((MISSING_SUFFIX, True, False), (ZERO_MISSING_SUFFIX, True, True),
+                                  (NOT_ZERO_MISSING_SUFFIX, False, True)):
         if text.startswith(suffix, pos):
             return missing, zero, pos + len(suffix)
     return False, False, pos
