@@ -36,6 +36,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from firecy._validation import check_int, check_real, check_sample_weight
 from firecy._selection import FIREPath, fold_errors_task, full_path_task
 
 __all__ = ["FIRERegressor", "FIREPath"]
@@ -76,32 +77,6 @@ def _as_list(value):
     if isinstance(value, (list, tuple, np.ndarray)):
         return list(np.asarray(value, dtype=object).ravel())
     return [value]
-
-
-def _check_real(value, name, *, low=None, low_inclusive=True, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None:
-        if low_inclusive and value < low:
-            raise ValueError(f"{name} must be >= {low}, got {value!r}")
-        if not low_inclusive and value <= low:
-            raise ValueError(f"{name} must be > {low}, got {value!r}")
-    return value
-
-
-def _check_int(value, name, *, low, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return int(value)
 
 
 def _is_fitted_model(model):
@@ -166,29 +141,6 @@ def _model_n_features(model):
             except Exception:
                 return None
     return None
-
-
-def _check_sample_weight(sample_weight, n_samples):
-    if sample_weight is None:
-        return np.ones(n_samples)
-    sw = np.asarray(sample_weight)
-    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
-        raise TypeError(f"sample_weight must be numeric, got dtype {sw.dtype}")
-    sw = np.ascontiguousarray(sw, dtype=np.float64)
-    if sw.ndim == 0:
-        sw = np.full(n_samples, float(sw))
-    if sw.shape != (n_samples,):
-        raise ValueError(
-            f"sample_weight has shape {sw.shape}, expected ({n_samples},) for "
-            f"{n_samples} samples"
-        )
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinity")
-    if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative")
-    if sw.sum() <= 0:
-        raise ValueError("sample_weight sums to zero")
-    return sw
 
 
 def _build_penalty(name, gamma, fusion, group_l0):
@@ -451,32 +403,32 @@ class FIRERegressor(RegressorMixin, BaseEstimator):
         """Validate the parameters; return the list of (params, penalty template)."""
         from firecy.penalties import as_penalty
 
-        _check_real(self.lam, "lam", low=0.0, allow_none=True)
-        _check_int(self.max_rules, "max_rules", low=1, allow_none=True)
-        _check_int(self.n_lambdas, "n_lambdas", low=1)
-        eps = _check_real(self.eps, "eps", low=0.0, low_inclusive=False)
+        check_real(self.lam, "lam", low=0.0, allow_none=True)
+        check_int(self.max_rules, "max_rules", low=1, allow_none=True)
+        check_int(self.n_lambdas, "n_lambdas", low=1)
+        eps = check_real(self.eps, "eps", low=0.0, low_inclusive=False)
         if not eps < 1:
             raise ValueError(f"eps must be in (0, 1), got {self.eps!r}")
         if self.selection not in ("validation", "cv"):
             raise ValueError(
                 f"selection must be 'validation' or 'cv', got {self.selection!r}"
             )
-        vf = _check_real(self.validation_fraction, "validation_fraction", low=0.0,
+        vf = check_real(self.validation_fraction, "validation_fraction", low=0.0,
                          low_inclusive=False)
         if not vf < 1:
             raise ValueError(
                 f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}"
             )
         if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool):
-            _check_int(self.cv, "cv", low=2)
-        _check_real(self.tol, "tol", low=0.0, low_inclusive=False)
-        _check_int(self.max_iter, "max_iter", low=1, allow_none=True)
+            check_int(self.cv, "cv", low=2)
+        check_real(self.tol, "tol", low=0.0, low_inclusive=False)
+        check_int(self.max_iter, "max_iter", low=1, allow_none=True)
 
         def grid_values(value, name, **kw):
             values = _as_list(value)
             if len(values) == 0:
                 raise ValueError(f"{name} is an empty list")
-            return [_check_real(v, name, **kw) for v in values]
+            return [check_real(v, name, **kw) for v in values]
 
         fusions = grid_values(self.fusion, "fusion", low=0.0)
         l0s = grid_values(self.group_l0, "group_l0", low=0.0)
@@ -669,7 +621,7 @@ class FIRERegressor(RegressorMixin, BaseEstimator):
         X, y = self._validate_fit_data(X, y)
         n = X.shape[0]
         weighted = sample_weight is not None
-        sw = _check_sample_weight(sample_weight, n)
+        sw = check_sample_weight(sample_weight, n)
 
         model = self._fit_model(X, y, sw, weighted)
         from firecy.ensembles import rule_ensemble_from_model
