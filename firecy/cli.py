@@ -27,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "build_parser"]
+from firecy.rules._json import rules_json  # noqa: F401 (firecy.cli.rules_json)
+
+__all__ = ["main", "build_parser", "rules_json"]
 
 PROG = "firecy"
 
@@ -582,68 +584,10 @@ def _read_csv(path, target, drop):
     return X, y.astype(float)
 
 
-def _json_value(v):
-    if isinstance(v, (np.floating, float)):
-        v = float(v)
-        return v if math.isfinite(v) else None
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v
-
-
-def _condition_dict(c, names):
-    d = {"feature": names[c.feature], "feature_index": int(c.feature), "op": c.op}
-    if c.op in ("in", "not in"):
-        d["categories"] = [_json_value(v) for v in c.categories]
-    else:
-        d["threshold"] = float(c.threshold)
-    d["missing"] = bool(c.missing)
-    d["dtype"] = c.dtype
-    if getattr(c, "zero_as_missing", False):
-        d["zero_as_missing"] = True
-    if getattr(c, "zero_threshold", 0.0):
-        d["zero_threshold"] = float(c.zero_threshold)
-    return d
-
-
-def rules_json(est, feature_names, X=None, **metadata):
-    """The rules of a fitted FIRE estimator as a JSON-ready dict."""
-    from firecy.rules import (_estimator_intercept, count_antecedents, rules_table,
-                              simplify_conditions)
-
-    ens = est.ensemble_
-    intercept, note = _estimator_intercept(est, X)
-    rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
-    for r in rows:
-        conds = simplify_conditions(ens.rules[r["column"]])
-        r["conditions"] = [_condition_dict(c, feature_names) for c in conds]
-        for k, v in list(r.items()):
-            r[k] = _json_value(v)
-    from firecy import __version__
-
-    return {
-        "firecy_version": __version__,
-        **{k: _json_value(v) for k, v in metadata.items()},
-        "source": ens.source,
-        "feature_names": list(feature_names),
-        # intercept_ plus the ensemble's baseline (a boosting model's initial
-        # prediction), so that "prediction" below holds for every model
-        "intercept": _json_value(np.ravel(intercept)[0]) if np.size(intercept) == 1
-        else [_json_value(v) for v in np.ravel(intercept)],
-        "intercept_note": note.strip(" ()"),
-        "lambda": _json_value(getattr(est, "lambda_", None)),
-        "n_rules": len(rows),
-        "n_antecedents": count_antecedents(ens, est.coef_),
-        "prediction": "intercept + sum of the contributions of the rules a row satisfies",
-        "rules": rows,
-    }
-
-
 def run_extract(args):
     """``firecy extract``."""
     from firecy.rules import rules_report
+    from firecy.rules._json import json_value, rules_json
 
     X, y = _read_csv(args.data, args.target, args.drop)
     out = Path(args.output)
@@ -663,7 +607,7 @@ def run_extract(args):
     print(rules_report(fire, feature_names=names, X=res["X_tr"]))
     print()
     print(_summary_text(res, args.max_rules))
-    summary = {r["name"]: {k: _json_value(v) for k, v in r.items() if k != "name"}
+    summary = {r["name"]: {k: json_value(v) for k, v in r.items() if k != "name"}
                for r in res["summary"]}
     doc = rules_json(
         fire, names, X=res["X_tr"],
