@@ -199,6 +199,8 @@ class Condition:
         else:
             x = self._read(col)
             miss = np.isnan(x)
+            if self.zero_as_missing:
+                miss |= x == 0.0
             safe = np.where(miss, -1.0, x)
             if self.category_cast == "floor":
                 # XGBoost: a negative value is an invalid category and goes

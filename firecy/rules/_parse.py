@@ -12,6 +12,7 @@ import numpy as np
 
 from firecy.ensembles._condition import (
     LIGHTGBM_ZERO_THRESHOLD,
+    Condition,
     MISSING_SUFFIX,
     NOT_ZERO_MISSING_SUFFIX,
     ZERO_MISSING_SUFFIX,
@@ -186,7 +187,9 @@ def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0):
     a missing value (NaN, and 0 for zero-as-missing conditions) satisfies a
     condition only if its ``missing`` flag says so.
     Categorical conditions read a value as ``trunc(x)`` (LightGBM's rule;
-    XGBoost's agrees on non-negative values).
+    XGBoost's agrees on non-negative values). Each condition is evaluated
+    by :meth:`Condition.evaluate <firecy.ensembles.Condition.evaluate>`, the
+    code that evaluates the ensemble's own rules.
 
     Parameters
     ----------
@@ -204,30 +207,26 @@ def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0):
     X = np.asarray(X, dtype=np.float64)
     out = np.ones(X.shape[0], dtype=bool)
     for p in parsed:
-        x = X[:, p.feature].astype(dtype).astype(np.float64)
-        if zero_threshold > 0:
-            x = np.where(np.abs(x) <= zero_threshold, 0.0, x)
-        miss = np.isnan(x)
-        if p.zero_missing:
-            miss |= x == 0.0
-        if p.op not in CATEGORICAL:
-            v = float(np.asarray(p.value, dtype=dtype))
-        with np.errstate(invalid="ignore", over="ignore"):
-            if p.op == "<=":
-                ok = x <= v
-            elif p.op == "<":
-                ok = x < v
-            elif p.op == ">":
-                ok = x > v
-            elif p.op == ">=":
-                ok = x >= v
-            else:
-                cats = np.array(sorted(float(v) for v in p.value), dtype=np.float64)
-                member = np.isin(np.trunc(np.where(miss, 0.0, x)), cats)
-                ok = member if p.op == "in" else ~member
-        ok = np.where(miss, p.missing, ok)
-        out &= ok
+        out &= _as_condition(p, dtype, zero_threshold).evaluate(X)
     return out
+
+
+def _as_condition(parsed, dtype, zero_threshold):
+    """A parsed condition as a :class:`~firecy.ensembles.Condition` that reads
+    its input in ``dtype``; the written threshold is rounded to ``dtype`` too
+    (the text of a float32 split is the float32 that splits where the library
+    does, written in its shortest form)."""
+    if parsed.op in CATEGORICAL:
+        return Condition(parsed.feature, parsed.op,
+                         categories=tuple(sorted(float(v) for v in parsed.value)),
+                         missing=parsed.missing, dtype=dtype,
+                         zero_as_missing=parsed.zero_missing,
+                         zero_threshold=zero_threshold, category_cast="trunc")
+    with np.errstate(over="ignore"):
+        threshold = float(np.asarray(parsed.value, dtype=dtype))
+    return Condition(parsed.feature, parsed.op, threshold, missing=parsed.missing,
+                     dtype=dtype, zero_as_missing=parsed.zero_missing,
+                     zero_threshold=zero_threshold)
 
 
 def library_reading(ensemble):
