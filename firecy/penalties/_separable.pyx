@@ -1,18 +1,14 @@
-"""Separable sparsity penalties: L1 and MCP.
+"""Separable sparsity penalties: L1 and the curvature-scaled MCP.
 
-MCP objective (used everywhere in firecy). For coordinate j with curvature
-a_j = sum_i s_i M_ij^2 / sum_i s_i (the datafit's second derivative along w_j),
-
-    MCP_j(w) = lam * |w| - a_j * w**2 / (2 * gamma)   if |w| <= gamma * lam / a_j
-             = gamma * lam**2 / (2 * a_j)             otherwise,
-
-i.e. the textbook MCP with concavity parameter gamma / a_j. Scaling the
-concavity by the curvature (as papers/000 does per block with gamma / L_t)
-keeps every coordinate subproblem strongly convex for any gamma > 1, and makes
-gamma scale-free: gamma -> 1+ approaches hard thresholding, gamma -> inf the
-lasso, whatever the leaf sizes. A coordinate with a_j = 0 gets the L1 penalty.
+Both act coordinate by coordinate: for coordinate j with curvature a_j (the
+datafit's second derivative along w_j, ``curv[j]``), MCP_j(w) = lam |w| -
+a_j w^2 / (2 gamma) up to |w| = gamma lam / a_j and constant beyond; L1 is
+lam |w|, which is MCP_j with a_j = 0.  So the two share one implementation:
+the per-coordinate functions below (also used by the fusion penalties), with
+``curv`` NULL for L1.  The penalties, the curvature scaling and why it makes
+gamma scale-free are stated in docs/objective.rst.
 """
-from libc.math cimport fabs, fmax, copysign, INFINITY
+from libc.math cimport fabs, fmax, copysign
 
 from firecy.penalties._base cimport Penalty
 
@@ -81,13 +77,73 @@ cdef void mcp_subdiff_1d(double w, double lam, double gamma, double curv,
         lo[0] = hi[0] = 0.0
 
 
+cdef void mcp_quadratic_1d(double w, double lam, double gamma, double curv,
+                           double* grad, double* hess) noexcept nogil:
+    """First and second derivative of MCP_j at w != 0 (exact while |w| stays
+    on the same side of 0 and of the knot gamma lam / curv)."""
+    grad[0] = 0.0
+    hess[0] = 0.0
+    if curv <= 0.0:
+        grad[0] = copysign(lam, w)
+    elif fabs(w) <= gamma * lam / curv:
+        grad[0] = copysign(lam, w) - curv * w / gamma
+        hess[0] = -curv / gamma
+
+
+# ---------------------------------------------------------------------------
+# block loops shared by L1 (curv NULL) and MCP
+# ---------------------------------------------------------------------------
+cdef inline double _curvature(const double* curv, Py_ssize_t j) noexcept nogil:
+    return curv[j] if curv != NULL else 0.0
+
+
+cdef double separable_value(double lam, double gamma, const double* w,
+                            const double* curv, Py_ssize_t n) noexcept nogil:
+    cdef double total = 0.0
+    cdef Py_ssize_t j
+    if curv == NULL:
+        for j in range(n):
+            total += fabs(w[j])
+        return lam * total
+    for j in range(n):
+        total += mcp_value_1d(w[j], lam, gamma, curv[j])
+    return total
+
+
+cdef void separable_prox(double lam, double gamma, const double* z, const double* step,
+                         const double* curv, double* out, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        out[j] = mcp_prox_1d(z[j], step[j], lam, gamma, _curvature(curv, j))
+
+
+cdef void separable_subdiff(double lam, double gamma, const double* w, const double* curv,
+                            double* lo, double* hi, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        mcp_subdiff_1d(w[j], lam, gamma, _curvature(curv, j), &lo[j], &hi[j])
+
+
+cdef void separable_quadratic(double lam, double gamma, const double* w,
+                              const double* curv, double* grad, double* hess,
+                              Py_ssize_t n) noexcept nogil:
+    """The exact local quadratic model on the nonzero coordinates."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        if w[j] == 0.0:
+            grad[j] = 0.0
+            hess[j] = 0.0
+        else:
+            mcp_quadratic_1d(w[j], lam, gamma, _curvature(curv, j), &grad[j], &hess[j])
+
+
 cdef class L1(Penalty):
     """The lasso penalty ``lam * sum_j |w_j|``.
 
     Parameters
     ----------
     lam : float, default=1.0
-        Regularisation strength (lambda_s), non-negative.
+        Sparsity strength (lambda_s), non-negative.
     """
 
     def __init__(self, double lam=1.0):
@@ -97,28 +153,16 @@ cdef class L1(Penalty):
 
     cdef double value(self, const double* w, const double* curv,
                       Py_ssize_t n) except? -1 nogil:
-        cdef double total = 0.0
-        cdef Py_ssize_t j
-        for j in range(n):
-            total += fabs(w[j])
-        return self.lam * total
+        return separable_value(self.lam, 0.0, w, NULL, n)
 
     cdef int prox(self, const double* z, const double* step,
                   const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            out[j] = soft_threshold(z[j], self.lam / step[j]) if step[j] > 0.0 else 0.0
+        separable_prox(self.lam, 0.0, z, step, NULL, out, n)
         return 0
 
     cdef int subdiff(self, const double* w, const double* curv,
                      double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            if w[j] == 0.0:
-                lo[j] = -self.lam
-                hi[j] = self.lam
-            else:
-                lo[j] = hi[j] = copysign(self.lam, w[j])
+        separable_subdiff(self.lam, 0.0, w, NULL, lo, hi, n)
         return 0
 
     cdef double lambda_max(self, const double* grad, const double* curv,
@@ -127,10 +171,7 @@ cdef class L1(Penalty):
 
     cdef int local_quadratic(self, const double* w, const double* curv,
                              double* grad, double* hess, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            grad[j] = copysign(self.lam, w[j]) if w[j] != 0.0 else 0.0
-            hess[j] = 0.0
+        separable_quadratic(self.lam, 0.0, w, NULL, grad, hess, n)
         return 1
 
     def __reduce__(self):
@@ -142,12 +183,12 @@ cdef class MCP(Penalty):
 
     ``MCP_j(w) = lam |w| - a_j w^2 / (2 gamma)`` for ``|w| <= gamma lam / a_j``
     and ``gamma lam^2 / (2 a_j)`` beyond, where ``a_j`` is the datafit's
-    curvature along coordinate j (see the module docstring).
+    curvature along coordinate j (docs/objective.rst).
 
     Parameters
     ----------
     lam : float, default=1.0
-        Regularisation strength (lambda_s), non-negative.
+        Sparsity strength (lambda_s), non-negative.
     gamma : float, default=3.0
         Concavity, > 1. Close to 1 selects almost like L0, large values
         behave like the lasso.
@@ -163,24 +204,16 @@ cdef class MCP(Penalty):
 
     cdef double value(self, const double* w, const double* curv,
                       Py_ssize_t n) except? -1 nogil:
-        cdef double total = 0.0
-        cdef Py_ssize_t j
-        for j in range(n):
-            total += mcp_value_1d(w[j], self.lam, self.gamma, curv[j])
-        return total
+        return separable_value(self.lam, self.gamma, w, curv, n)
 
     cdef int prox(self, const double* z, const double* step,
                   const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            out[j] = mcp_prox_1d(z[j], step[j], self.lam, self.gamma, curv[j])
+        separable_prox(self.lam, self.gamma, z, step, curv, out, n)
         return 0
 
     cdef int subdiff(self, const double* w, const double* curv,
                      double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            mcp_subdiff_1d(w[j], self.lam, self.gamma, curv[j], &lo[j], &hi[j])
+        separable_subdiff(self.lam, self.gamma, w, curv, lo, hi, n)
         return 0
 
     cdef double lambda_max(self, const double* grad, const double* curv,
@@ -189,17 +222,7 @@ cdef class MCP(Penalty):
 
     cdef int local_quadratic(self, const double* w, const double* curv,
                              double* grad, double* hess, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            grad[j] = 0.0
-            hess[j] = 0.0
-            if w[j] == 0.0:
-                continue
-            if curv[j] <= 0.0:
-                grad[j] = copysign(self.lam, w[j])
-            elif fabs(w[j]) <= self.gamma * self.lam / curv[j]:
-                grad[j] = copysign(self.lam, w[j]) - curv[j] * w[j] / self.gamma
-                hess[j] = -curv[j] / self.gamma
+        separable_quadratic(self.lam, self.gamma, w, curv, grad, hess, n)
         return 1
 
     def _repr_params(self):
