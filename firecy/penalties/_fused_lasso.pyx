@@ -89,6 +89,45 @@ cdef inline double _monotone(double v, double last, double w0) noexcept nogil:
     return v
 
 
+cdef struct CondatState:
+    Py_ssize_t k0        # first position of the current segment
+    Py_ssize_t k         # last position scanned
+    Py_ssize_t kminus    # last position where the bound fixing vmin is tight
+    Py_ssize_t kplus     # likewise for vmax
+    double vmin, vmax    # the segment values still feasible
+    double umin, umax    # w_{k+1} at vmin / vmax
+    double w0            # the segment's boundary dual
+    double last          # the value of the previous segment
+
+
+cdef inline void _close_segment(CondatState* s, const double* y, double* x,
+                                double lam, bint down) noexcept nogil:
+    """No constant value survives: end the segment at the bound that failed
+    (vmin up to kminus, then a step down; vmax up to kplus, then a step up)
+    and start a fresh one after it, with that step's boundary dual (+lam
+    after a step down, -lam after a step up). Called with a constant
+    ``down``, so each call site compiles to its own branch-free copy."""
+    cdef Py_ssize_t kend = s.kminus if down else s.kplus, j
+    cdef double v = _monotone(s.vmin if down else s.vmax, s.last, s.w0)
+    for j in range(s.k0, kend + 1):
+        x[j] = v
+    s.last = v
+    s.k0 = kend + 1
+    s.k = s.k0
+    s.kminus = s.k0
+    s.kplus = s.k0
+    if down:
+        s.w0 = lam
+        s.vmin = y[s.k]
+        s.vmax = s.vmin + 2.0 * lam
+    else:
+        s.w0 = -lam
+        s.vmax = y[s.k]
+        s.vmin = s.vmax - 2.0 * lam
+    s.umin = lam
+    s.umax = -lam
+
+
 cdef Py_ssize_t _condat(const double* y, Py_ssize_t n, double lam, double* x,
                         Py_ssize_t ratio, Py_ssize_t slack,
                         Py_ssize_t* stop_at,
@@ -101,106 +140,63 @@ cdef Py_ssize_t _condat(const double* y, Py_ssize_t n, double lam, double* x,
     and ``stop_last[0]`` is the value just before; otherwise
     ``stop_at[0] = n``.
     """
-    cdef Py_ssize_t k0 = 0, k = 0, kminus = 0, kplus = 0, j, steps = 0
-    cdef Py_ssize_t kfar = 0
-    cdef double twolam = 2.0 * lam
-    cdef double vmin = y[0] - lam, vmax = y[0] + lam
-    cdef double umin = lam, umax = -lam, w0 = 0.0
-    cdef double umin_next, umax_next, ynext, v, last = 0.0
+    cdef CondatState s
+    cdef Py_ssize_t j, steps = 0, kfar = 0
+    cdef double umin_next, umax_next, ynext, v
     cdef double inv_len, excess_min, excess_max
+    s.k0 = s.k = s.kminus = s.kplus = 0
+    s.vmin = y[0] - lam
+    s.vmax = y[0] + lam
+    s.umin = lam
+    s.umax = -lam
+    s.w0 = 0.0
+    s.last = 0.0
     while True:
         steps += 1
-        if k > kfar:
-            kfar = k
+        if s.k > kfar:
+            kfar = s.k
         if steps > ratio * kfar + slack:
-            stop_at[0] = k0
-            stop_w0[0] = w0
-            stop_last[0] = last
+            stop_at[0] = s.k0
+            stop_w0[0] = s.w0
+            stop_last[0] = s.last
             return steps
-        if k == n - 1:
-            if umin < 0.0:
-                v = _monotone(vmin, last, w0)
-                for j in range(k0, kminus + 1):
-                    x[j] = v
-                last = v
-                kminus += 1
-                k0 = kminus
-                k = kminus
-                kplus = kminus
-                w0 = lam
-                vmin = y[k]
-                vmax = vmin + twolam
-                umin = lam
-                umax = -lam
-            elif umax > 0.0:
-                v = _monotone(vmax, last, w0)
-                for j in range(k0, kplus + 1):
-                    x[j] = v
-                last = v
-                kplus += 1
-                k0 = kplus
-                k = kplus
-                kminus = kplus
-                w0 = -lam
-                vmax = y[k]
-                vmin = vmax - twolam
-                umin = lam
-                umax = -lam
+        if s.k == n - 1:
+            # w_n = 0 is needed: break where a bound forbids the root
+            if s.umin < 0.0:
+                _close_segment(&s, y, x, lam, True)
+            elif s.umax > 0.0:
+                _close_segment(&s, y, x, lam, False)
             else:
-                v = _monotone(vmin + umin / <double>(k - k0 + 1), last, w0)
-                for j in range(k0, n):
+                v = _monotone(s.vmin + s.umin / <double>(s.k - s.k0 + 1), s.last, s.w0)
+                for j in range(s.k0, n):
                     x[j] = v
                 stop_at[0] = n
                 return steps
         else:
-            ynext = y[k + 1]
-            umin_next = umin + ynext - vmin
-            umax_next = umax + ynext - vmax
+            ynext = y[s.k + 1]
+            umin_next = s.umin + ynext - s.vmin
+            umax_next = s.umax + ynext - s.vmax
             if umin_next < -lam:
-                v = _monotone(vmin, last, w0)
-                for j in range(k0, kminus + 1):
-                    x[j] = v
-                last = v
-                kminus += 1
-                k0 = kminus
-                k = kminus
-                kplus = kminus
-                w0 = lam
-                vmin = y[k]
-                vmax = vmin + twolam
-                umin = lam
-                umax = -lam
+                _close_segment(&s, y, x, lam, True)
             elif umax_next > lam:
-                v = _monotone(vmax, last, w0)
-                for j in range(k0, kplus + 1):
-                    x[j] = v
-                last = v
-                kplus += 1
-                k0 = kplus
-                k = kplus
-                kminus = kplus
-                w0 = -lam
-                vmax = y[k]
-                vmin = vmax - twolam
-                umin = lam
-                umax = -lam
+                _close_segment(&s, y, x, lam, False)
             else:
-                k += 1
+                s.k += 1
                 # If w_{k+1}(vmin) > lam, raise vmin until it equals lam (and
                 # symmetrically for vmax). Written without branches: whether
                 # a bound moves is a coin toss on noisy data, and a
                 # mispredicted branch costs more than the arithmetic. The
                 # reciprocal does not depend on the data, so it is computed
                 # off the critical path.
-                inv_len = 1.0 / <double>(k - k0 + 1)
+                inv_len = 1.0 / <double>(s.k - s.k0 + 1)
                 excess_min = _max(umin_next - lam, 0.0)
                 excess_max = _min(umax_next + lam, 0.0)
-                kminus = k if umin_next >= lam else kminus
-                kplus = k if umax_next <= -lam else kplus
-                vmin += excess_min * inv_len
-                vmax += excess_max * inv_len
-                umin = umin_next - excess_min
-                umax = umax_next - excess_max
+                s.kminus = s.k if umin_next >= lam else s.kminus
+                s.kplus = s.k if umax_next <= -lam else s.kplus
+                s.vmin += excess_min * inv_len
+                s.vmax += excess_max * inv_len
+                s.umin = umin_next - excess_min
+                s.umax = umax_next - excess_max
 
 
 # Direct-algorithm steps allowed per position before falling back to the
