@@ -33,7 +33,7 @@ from libc.math cimport fabs, fmax, fmin, copysign, INFINITY
 from libc.stdlib cimport malloc, free
 
 from firecy.penalties._base cimport Penalty, prox_decrease
-from firecy.penalties._separable cimport (
+from firecy.penalties._sparsity cimport (
     mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d, soft_threshold)
 from firecy.penalties._fused_lasso cimport (
     fused_lasso_1d, fused_lasso_1d_work_size, fused_lasso_dp, fused_lasso_dp_l1,

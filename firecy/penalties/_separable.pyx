@@ -4,21 +4,16 @@ Both act coordinate by coordinate: for coordinate j with curvature a_j (the
 datafit's second derivative along w_j, ``curv[j]``), MCP_j(w) = lam |w| -
 a_j w^2 / (2 gamma) up to |w| = gamma lam / a_j and constant beyond; L1 is
 lam |w|, which is MCP_j with a_j = 0.  So the two share one implementation:
-the per-coordinate functions below (also used by the fusion penalties), with
-``curv`` NULL for L1.  The penalties, the curvature scaling and why it makes
-gamma scale-free are stated in docs/objective.rst.
+the block loops below, on the per-coordinate functions of ``_sparsity.pxd``
+(also used by the fusion penalties), with ``curv`` NULL for L1.  The
+penalties, the curvature scaling and why it makes gamma scale-free are
+stated in docs/objective.rst.
 """
-from libc.math cimport fabs, fmax, copysign
+from libc.math cimport fabs, fmax
 
 from firecy.penalties._base cimport Penalty
-
-
-cdef inline double soft_threshold(double z, double t) noexcept nogil:
-    if z > t:
-        return z - t
-    if z < -t:
-        return z + t
-    return 0.0
+from firecy.penalties._sparsity cimport (
+    mcp_prox_1d, mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d)
 
 
 cdef inline double max_abs(const double* x, Py_ssize_t n) noexcept nogil:
@@ -27,67 +22,6 @@ cdef inline double max_abs(const double* x, Py_ssize_t n) noexcept nogil:
     for j in range(n):
         m = fmax(m, fabs(x[j]))
     return m
-
-
-cdef double mcp_value_1d(double w, double lam, double gamma, double curv) noexcept nogil:
-    cdef double aw = fabs(w)
-    if curv <= 0.0:
-        return lam * aw
-    if aw <= gamma * lam / curv:
-        return lam * aw - curv * w * w / (2.0 * gamma)
-    return gamma * lam * lam / (2.0 * curv)
-
-
-cdef double mcp_prox_1d(double z, double step, double lam, double gamma,
-                        double curv) noexcept nogil:
-    """argmin_x step/2 (x - z)^2 + MCP(x) (global minimiser)."""
-    cdef double kappa, knot, x, best, f0, f1
-    if step <= 0.0:
-        return 0.0
-    if curv <= 0.0:
-        return soft_threshold(z, lam / step)
-    knot = gamma * lam / curv          # where the penalty flattens
-    kappa = gamma * step / curv        # > 1: the subproblem is convex
-    if kappa > 1.0:
-        if fabs(z) > knot:
-            return z
-        return kappa / (kappa - 1.0) * soft_threshold(z, lam / step)
-    # nonconvex subproblem (step < curv / gamma; the engine never asks for
-    # it): the minimum is at 0, at z beyond the knot, or at the knot
-    best = 0.0
-    f0 = 0.5 * step * z * z
-    x = copysign(fmax(fabs(z), knot), z)
-    f1 = 0.5 * step * (x - z) * (x - z) + mcp_value_1d(x, lam, gamma, curv)
-    if f1 < f0:
-        best = x
-    return best
-
-
-cdef void mcp_subdiff_1d(double w, double lam, double gamma, double curv,
-                         double* lo, double* hi) noexcept nogil:
-    cdef double aw = fabs(w)
-    if w == 0.0:
-        lo[0] = -lam
-        hi[0] = lam
-    elif curv <= 0.0:
-        lo[0] = hi[0] = copysign(lam, w)
-    elif aw <= gamma * lam / curv:
-        lo[0] = hi[0] = copysign(lam, w) - curv * w / gamma
-    else:
-        lo[0] = hi[0] = 0.0
-
-
-cdef void mcp_quadratic_1d(double w, double lam, double gamma, double curv,
-                           double* grad, double* hess) noexcept nogil:
-    """First and second derivative of MCP_j at w != 0 (exact while |w| stays
-    on the same side of 0 and of the knot gamma lam / curv)."""
-    grad[0] = 0.0
-    hess[0] = 0.0
-    if curv <= 0.0:
-        grad[0] = copysign(lam, w)
-    elif fabs(w) <= gamma * lam / curv:
-        grad[0] = copysign(lam, w) - curv * w / gamma
-        hess[0] = -curv / gamma
 
 
 # ---------------------------------------------------------------------------
