@@ -1,7 +1,7 @@
 """Penalties: the contract the solver talks to, and the penalties firecy ships."""
 from firecy.penalties._base import Penalty, PythonPenalty
 from firecy.penalties._separable import L1, MCP
-from firecy.penalties._fused_lasso import fused_lasso, fused_lasso_weighted
+from firecy.penalties.tv import fused_lasso, fused_lasso_weighted
 from firecy.penalties._fusion import Fusion, FusedPenalty, GroupL0, L1Fusion, MCPFusion
 from firecy.penalties._registry import (
     as_penalty,

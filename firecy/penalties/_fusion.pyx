@@ -35,9 +35,9 @@ from libc.stdlib cimport malloc, free
 from firecy.penalties._base cimport Penalty, prox_decrease
 from firecy.penalties._sparsity cimport (
     mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d, soft_threshold)
-from firecy.penalties._fused_lasso cimport (
-    fused_lasso_1d, fused_lasso_1d_work_size, fused_lasso_dp, fused_lasso_dp_l1,
-    fused_lasso_dp_l1_work_size, fused_lasso_dp_work_size)
+from firecy.penalties.tv._condat cimport fused_lasso_1d, fused_lasso_1d_work_size
+from firecy.penalties.tv._dp cimport (
+    fused_lasso_dp, fused_lasso_dp_l1, fused_lasso_dp_l1_work_size, fused_lasso_dp_work_size)
 
 
 cdef inline void sub_interval(double x, double scale, double* lo, double* hi) noexcept nogil:
