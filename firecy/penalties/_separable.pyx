@@ -4,8 +4,9 @@ Both act coordinate by coordinate: for coordinate j with curvature a_j (the
 datafit's second derivative along w_j, ``curv[j]``), MCP_j(w) = lam |w| -
 a_j w^2 / (2 gamma) up to |w| = gamma lam / a_j and constant beyond; L1 is
 lam |w|, which is MCP_j with a_j = 0.  So the two share one implementation:
-the block loops below, on the per-coordinate functions of ``_sparsity.pxd``
-(also used by the fusion penalties), with ``curv`` NULL for L1.  The
+the block loops of ``SeparablePenalty``, on the per-coordinate functions of
+``_sparsity.pxd`` (also used by the fusion penalties), with ``curv`` NULL
+for L1.  The
 penalties, the curvature scaling and why it makes gamma scale-free are
 stated in docs/objective.rst.
 """
@@ -16,62 +17,73 @@ from firecy.penalties._sparsity cimport (
     mcp_prox_1d, mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d)
 
 
-cdef inline double max_abs(const double* x, Py_ssize_t n) noexcept nogil:
-    cdef double m = 0.0
-    cdef Py_ssize_t j
-    for j in range(n):
-        m = fmax(m, fabs(x[j]))
-    return m
-
-
-# ---------------------------------------------------------------------------
-# block loops shared by L1 (curv NULL) and MCP
-# ---------------------------------------------------------------------------
 cdef inline double _curvature(const double* curv, Py_ssize_t j) noexcept nogil:
     return curv[j] if curv != NULL else 0.0
 
 
-cdef double separable_value(double lam, double gamma, const double* w,
-                            const double* curv, Py_ssize_t n) noexcept nogil:
-    cdef double total = 0.0
-    cdef Py_ssize_t j
-    if curv == NULL:
+cdef class SeparablePenalty(Penalty):
+    """Base of L1 and MCP: the block loops, written once (internal).
+
+    ``_gamma`` is MCP's concavity; 0 means L1, for which the coordinates'
+    curvatures are not read (``curv`` is replaced by NULL: curvature 0).
+    """
+
+    cdef inline const double* _scaled(self, const double* curv) noexcept nogil:
+        return curv if self._gamma > 0.0 else NULL
+
+    cdef double value(self, const double* w, const double* curv,
+                      Py_ssize_t n) except? -1 nogil:
+        cdef double total = 0.0
+        cdef Py_ssize_t j
+        curv = self._scaled(curv)
+        if curv == NULL:
+            for j in range(n):
+                total += fabs(w[j])
+            return self.lam * total
         for j in range(n):
-            total += fabs(w[j])
-        return lam * total
-    for j in range(n):
-        total += mcp_value_1d(w[j], lam, gamma, curv[j])
-    return total
+            total += mcp_value_1d(w[j], self.lam, self._gamma, curv[j])
+        return total
+
+    cdef int prox(self, const double* z, const double* step,
+                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t j
+        curv = self._scaled(curv)
+        for j in range(n):
+            out[j] = mcp_prox_1d(z[j], step[j], self.lam, self._gamma, _curvature(curv, j))
+        return 0
+
+    cdef int subdiff(self, const double* w, const double* curv,
+                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t j
+        curv = self._scaled(curv)
+        for j in range(n):
+            mcp_subdiff_1d(w[j], self.lam, self._gamma, _curvature(curv, j), &lo[j], &hi[j])
+        return 0
+
+    cdef double lambda_max(self, const double* grad, const double* curv,
+                           Py_ssize_t n) except? -1 nogil:
+        cdef double m = 0.0
+        cdef Py_ssize_t j
+        for j in range(n):
+            m = fmax(m, fabs(grad[j]))
+        return m
+
+    cdef int local_quadratic(self, const double* w, const double* curv,
+                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
+        """The exact local quadratic model on the nonzero coordinates."""
+        cdef Py_ssize_t j
+        curv = self._scaled(curv)
+        for j in range(n):
+            if w[j] == 0.0:
+                grad[j] = 0.0
+                hess[j] = 0.0
+            else:
+                mcp_quadratic_1d(w[j], self.lam, self._gamma, _curvature(curv, j),
+                                 &grad[j], &hess[j])
+        return 1
 
 
-cdef void separable_prox(double lam, double gamma, const double* z, const double* step,
-                         const double* curv, double* out, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(n):
-        out[j] = mcp_prox_1d(z[j], step[j], lam, gamma, _curvature(curv, j))
-
-
-cdef void separable_subdiff(double lam, double gamma, const double* w, const double* curv,
-                            double* lo, double* hi, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(n):
-        mcp_subdiff_1d(w[j], lam, gamma, _curvature(curv, j), &lo[j], &hi[j])
-
-
-cdef void separable_quadratic(double lam, double gamma, const double* w,
-                              const double* curv, double* grad, double* hess,
-                              Py_ssize_t n) noexcept nogil:
-    """The exact local quadratic model on the nonzero coordinates."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        if w[j] == 0.0:
-            grad[j] = 0.0
-            hess[j] = 0.0
-        else:
-            mcp_quadratic_1d(w[j], lam, gamma, _curvature(curv, j), &grad[j], &hess[j])
-
-
-cdef class L1(Penalty):
+cdef class L1(SeparablePenalty):
     """The lasso penalty ``lam * sum_j |w_j|``.
 
     Parameters
@@ -82,37 +94,15 @@ cdef class L1(Penalty):
 
     def __init__(self, double lam=1.0):
         Penalty.__init__(self, lam)
+        self._gamma = 0.0
         self.is_convex = True
         self.is_separable = True
-
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
-        return separable_value(self.lam, 0.0, w, NULL, n)
-
-    cdef int prox(self, const double* z, const double* step,
-                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        separable_prox(self.lam, 0.0, z, step, NULL, out, n)
-        return 0
-
-    cdef int subdiff(self, const double* w, const double* curv,
-                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        separable_subdiff(self.lam, 0.0, w, NULL, lo, hi, n)
-        return 0
-
-    cdef double lambda_max(self, const double* grad, const double* curv,
-                           Py_ssize_t n) except? -1 nogil:
-        return max_abs(grad, n)
-
-    cdef int local_quadratic(self, const double* w, const double* curv,
-                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
-        separable_quadratic(self.lam, 0.0, w, NULL, grad, hess, n)
-        return 1
 
     def __reduce__(self):
         return (L1, (self.lam,))
 
 
-cdef class MCP(Penalty):
+cdef class MCP(SeparablePenalty):
     """The minimax concave penalty, concavity scaled by each coordinate's curvature.
 
     ``MCP_j(w) = lam |w| - a_j w^2 / (2 gamma)`` for ``|w| <= gamma lam / a_j``
@@ -132,32 +122,18 @@ cdef class MCP(Penalty):
         Penalty.__init__(self, lam)
         if not gamma > 1.0:
             raise ValueError(f"MCP needs gamma > 1, got gamma={gamma!r}")
-        self.gamma = gamma
+        self._gamma = gamma
         self.is_convex = False
         self.is_separable = True
 
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
-        return separable_value(self.lam, self.gamma, w, curv, n)
+    @property
+    def gamma(self):
+        """The concavity parameter (> 1)."""
+        return self._gamma
 
-    cdef int prox(self, const double* z, const double* step,
-                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        separable_prox(self.lam, self.gamma, z, step, curv, out, n)
-        return 0
-
-    cdef int subdiff(self, const double* w, const double* curv,
-                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        separable_subdiff(self.lam, self.gamma, w, curv, lo, hi, n)
-        return 0
-
-    cdef double lambda_max(self, const double* grad, const double* curv,
-                           Py_ssize_t n) except? -1 nogil:
-        return max_abs(grad, n)
-
-    cdef int local_quadratic(self, const double* w, const double* curv,
-                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
-        separable_quadratic(self.lam, self.gamma, w, curv, grad, hess, n)
-        return 1
+    @gamma.setter
+    def gamma(self, double value):
+        self._gamma = value
 
     def _repr_params(self):
         return f"lam={self.lam!r}, gamma={self.gamma!r}"
