@@ -51,7 +51,7 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    type=_number("--fusion", float, lambda v: math.isfinite(v) and v >= 0,
                                 "a non-negative number"),
                    help="fusion strength as a ratio of the sparsity strength "
-                        "(lambda_f = fusion * lambda_s; default 0.5 with mcp, 0 with l1; "
+                        "(default 0.5 with mcp, 0 with l1; "
                         "0 turns it off)")
     g.add_argument("--n-lambdas", type=_positive_int("--n-lambdas"), default=50, metavar="N",
                    help="points on the regularisation path (default 50)")

@@ -242,7 +242,7 @@ cdef class Fusion(FusedPenalty):
     Parameters
     ----------
     lam : float, default=1.0
-        The fusion strength (lambda_f; there is no sparsity term, so the
+        The fusion strength (λ_f; there is no sparsity term, so the
         path parameter scales the fusion term: ``fusion_ratio`` is 1),
         non-negative. The level of a block is not penalised, so
         ``lambda_max`` is infinite unless the gradient sums to zero.
@@ -277,9 +277,9 @@ cdef class L1Fusion(FusedPenalty):
     Parameters
     ----------
     lam : float, default=1.0
-        Sparsity strength (lambda_s), non-negative.
+        Sparsity strength (λ_s), non-negative.
     fusion_ratio : float, default=0.5
-        lambda_f / lambda_s, non-negative (``FIRERegressor``'s ``fusion``).
+        λ_f / λ_s, non-negative (``FIRERegressor``'s ``fusion``).
     """
 
     def __init__(self, double lam=1.0, double fusion_ratio=0.5):
@@ -304,11 +304,11 @@ cdef class MCPFusion(FusedPenalty):
     Parameters
     ----------
     lam : float, default=1.0
-        Sparsity strength (lambda_s), non-negative.
+        Sparsity strength (λ_s), non-negative.
     gamma : float, default=3.0
         Concavity, > 1.
     fusion_ratio : float, default=0.5
-        lambda_f / lambda_s, non-negative (``FIRERegressor``'s ``fusion``).
+        λ_f / λ_s, non-negative (``FIRERegressor``'s ``fusion``).
     """
 
     def __init__(self, double lam=1.0, double gamma=3.0, double fusion_ratio=0.5):
@@ -330,7 +330,7 @@ cdef class GroupL0(Penalty):
     """Group-L0 over trees on top of an inner penalty.
 
     ``inner(w) + lam0 * #{trees t : w_t != 0}``. The path parameter ``lam``
-    is the inner penalty's (lambda_s); ``lam0`` has its own path
+    is the inner penalty's (λ_s); ``lam0`` has its own path
     (:func:`firecy.solver.group_l0_path`).
 
     Parameters

@@ -89,7 +89,7 @@ cdef class L1(SeparablePenalty):
     Parameters
     ----------
     lam : float, default=1.0
-        Sparsity strength (lambda_s), non-negative.
+        Sparsity strength (λ_s), non-negative.
     """
 
     def __init__(self, double lam=1.0):
@@ -112,7 +112,7 @@ cdef class MCP(SeparablePenalty):
     Parameters
     ----------
     lam : float, default=1.0
-        Sparsity strength (lambda_s), non-negative.
+        Sparsity strength (λ_s), non-negative.
     gamma : float, default=3.0
         Concavity, > 1. Close to 1 selects almost like L0, large values
         behave like the lasso.
