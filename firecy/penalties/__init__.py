@@ -2,15 +2,16 @@
 
 ``_base`` holds the contract (``Penalty``, and ``PythonPenalty`` for
 penalties written in Python); ``_separable`` L1 and MCP, on the scalar
-functions of ``_sparsity.pxd``; ``_fusion`` the fusion penalties and
-group-L0; ``tv`` the 1-D fused lasso solvers the fusion prox uses;
-``_registry`` penalties by name. What each penalty computes is stated in
+functions of ``_sparsity.pxd``; ``_fusion`` the fusion penalties;
+``_group_l0`` group-L0 over trees; ``tv`` the 1-D fused lasso solvers the
+fusion prox uses; ``_registry`` penalties by name. What each penalty computes is stated in
 docs/objective.rst.
 """
 from firecy.penalties._base import Penalty, PythonPenalty
 from firecy.penalties._separable import L1, MCP
 from firecy.penalties.tv import fused_lasso, fused_lasso_weighted
-from firecy.penalties._fusion import Fusion, FusedPenalty, GroupL0, L1Fusion, MCPFusion
+from firecy.penalties._fusion import Fusion, FusedPenalty, L1Fusion, MCPFusion
+from firecy.penalties._group_l0 import GroupL0
 from firecy.penalties._registry import (
     as_penalty,
     available_penalties,
