@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Condition"]
+__all__ = ["Condition", "LIGHTGBM_ZERO_THRESHOLD"]
 
 _NUMERIC_OPS = ("<=", "<", ">", ">=")
 _CATEGORICAL_OPS = ("in", "not in")
@@ -199,6 +199,8 @@ class Condition:
         else:
             x = self._read(col)
             miss = np.isnan(x)
+            if self.zero_as_missing:
+                miss |= x == 0.0
             safe = np.where(miss, -1.0, x)
             if self.category_cast == "floor":
                 # XGBoost: a negative value is an invalid category and goes
@@ -217,6 +219,10 @@ class Condition:
     def to_text(self, feature_names=None, *, precision=None, show_missing=False) -> str:
         """Human-readable form, e.g. ``"petal_width <= 0.8"``.
 
+        The text follows firecy's one convention for rules (see
+        :mod:`firecy.rules`): the library's operator, the threshold exact in
+        the library's precision, categories as Python literals.
+
         Parameters
         ----------
         feature_names : sequence of str, optional
@@ -224,10 +230,12 @@ class Condition:
         precision : int, optional
             Significant digits of the threshold.  By default the shortest text
             that selects exactly the same rows: for a float32 comparison the
-            largest float32 on the same side of the threshold, printed as a
-            float32 (so sklearn's ``0.800000011920929`` prints as ``0.8``).
+            float32 on the same side of the threshold, printed as a float32
+            (so sklearn's ``0.800000011920929`` prints as ``0.8``).
         show_missing : bool, default=False
-            Append ``"(or missing)"`` when missing values take this branch.
+            Append the missing-value suffix: ``" (or missing)"`` when missing
+            values take this branch; for a zero-as-missing condition
+            ``" (or zero/missing)"`` or ``" (not zero/missing)"``.
 
         Returns
         -------
@@ -239,37 +247,75 @@ class Condition:
             else f"x{self.feature}"
         )
         if self.is_categorical:
-            cats = ", ".join(_format_category(c) for c in self.categories)
+            cats = ", ".join(format_category(c) for c in self.categories)
             text = f"{name} {self.op} {{{cats}}}"
         else:
-            text = f"{name} {self.op} {self._format_threshold(precision)}"
-        if show_missing and self.missing:
-            text += " (or zero/missing)" if self.zero_as_missing else " (or missing)"
+            text = f"{name} {self.op} {format_threshold(self, precision)}"
+        if show_missing:
+            text += missing_suffix([self])
         return text
 
-    def _format_threshold(self, precision) -> str:
-        thr = self.threshold
-        if precision is not None:
-            return f"{thr:.{int(precision)}g}"
-        if self.dtype == "float32" and math.isfinite(thr):
-            # For x already rounded to float32, ``x <= t`` and ``x > t`` are
-            # unchanged when t is replaced by the largest float32 <= t;
-            # ``x < t`` / ``x >= t`` by the smallest float32 >= t.
-            f = np.float32(thr)
-            if self.op in ("<=", ">") and float(f) > thr:
-                f = np.nextafter(f, np.float32(-np.inf))
-            elif self.op in ("<", ">=") and float(f) < thr:
-                f = np.nextafter(f, np.float32(np.inf))
-            return str(f)
-        return repr(float(thr))
+
+# ---------------------------------------------------------------------------
+# text of a condition: the one copy, also used by firecy.rules
+# ---------------------------------------------------------------------------
+MISSING_SUFFIX = " (or missing)"
+ZERO_MISSING_SUFFIX = " (or zero/missing)"
+NOT_ZERO_MISSING_SUFFIX = " (not zero/missing)"
 
 
-def _format_category(c) -> str:
-    if isinstance(c, (float, np.floating)) and float(c).is_integer():
-        return str(int(c))
-    if isinstance(c, str):
-        return repr(c)
-    return str(c)
+def format_threshold(cond, precision=None) -> str:
+    """Threshold text that selects exactly the library's rows.
+
+    ``precision`` rounds to that many significant digits instead (display
+    only).  A float64 comparison prints the threshold's ``repr``.  For a
+    float32 comparison (input rounded to float32 first), ``x <= t`` and
+    ``x > t`` do not change when t is replaced by the largest float32 <= t,
+    nor ``x < t`` and ``x >= t`` by the smallest float32 >= t: that float32
+    is printed in its shortest form, which reads back (as a float32) as the
+    same number.
+    """
+    thr = float(cond.threshold)
+    if precision is not None:
+        return f"{thr:.{int(precision)}g}"
+    if not math.isfinite(thr) or cond.dtype != "float32":
+        return repr(thr)
+    f = np.float32(thr)
+    if cond.op in ("<=", ">") and float(f) > thr:
+        f = np.nextafter(f, np.float32(-np.inf))
+    elif cond.op in ("<", ">=") and float(f) < thr:
+        f = np.nextafter(f, np.float32(np.inf))
+    text = str(f)
+    try:
+        ok = bool(np.isfinite(f)) and np.float32(float(text)) == f
+    except ValueError:
+        ok = False
+    # never seen; guards against a double rounding through float64
+    return text if ok else repr(float(f))
+
+
+def format_category(value) -> str:
+    """A category as a Python literal (integral floats as integers)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return repr(value if not isinstance(value, np.str_) else str(value))
+
+
+def missing_suffix(conds) -> str:
+    """Suffix of one printed clause made of ``conds`` (one feature).
+
+    A missing value satisfies the clause only if it satisfies every
+    condition in it; zero-as-missing conditions say so either way, since a
+    reader would otherwise take 0 for an ordinary value.
+    """
+    missing = all(c.missing for c in conds)
+    if any(getattr(c, "zero_as_missing", False) for c in conds):
+        return ZERO_MISSING_SUFFIX if missing else NOT_ZERO_MISSING_SUFFIX
+    return MISSING_SUFFIX if missing else ""
 
 
 def _column(X, j, codes=True):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from firecy.ensembles._base import Adapter, Block, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, TreeStructure
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD, Condition
 
 

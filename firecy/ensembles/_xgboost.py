@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from firecy.ensembles._base import Adapter, Block, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, TreeStructure
 from firecy.ensembles._condition import Condition
 
 # How XGBoost turns base_score into a margin (ObjFunction::ProbToMargin).

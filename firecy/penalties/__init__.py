@@ -1,8 +1,17 @@
-"""Penalties: the contract the solver talks to, and the penalties firecy ships."""
+"""Penalties: the contract the solver talks to, and the penalties firecy ships.
+
+``_base`` holds the contract (``Penalty``, and ``PythonPenalty`` for
+penalties written in Python); ``_separable`` L1 and MCP, on the scalar
+functions of ``_sparsity.pxd``; ``_fusion`` the fusion penalties;
+``_group_l0`` group-L0 over trees; ``tv`` the 1-D fused lasso solvers the
+fusion prox uses; ``_registry`` penalties by name. What each penalty computes is stated in
+docs/objective.rst.
+"""
 from firecy.penalties._base import Penalty, PythonPenalty
 from firecy.penalties._separable import L1, MCP
-from firecy.penalties._fused_lasso import fused_lasso, fused_lasso_weighted
-from firecy.penalties._fusion import Fusion, FusedPenalty, GroupL0, L1Fusion, MCPFusion
+from firecy.penalties.tv import fused_lasso, fused_lasso_weighted
+from firecy.penalties._fusion import Fusion, FusedPenalty, L1Fusion, MCPFusion
+from firecy.penalties._group_l0 import GroupL0
 from firecy.penalties._registry import (
     as_penalty,
     available_penalties,
@@ -38,8 +47,8 @@ def _builtin(sparsity):
         return GroupL0(pen, group_l0) if group_l0 else pen
     factory.__name__ = f"make_{sparsity}"
     factory.__doc__ = (
-        f"The {sparsity.upper()} penalty, with fusion (lambda_f / lambda_s) and "
-        "group-L0 (lambda_0) on top when those are nonzero.")
+        f"The {sparsity.upper()} penalty (sparsity strength ``lam``), with fusion "
+        "(ratio ``fusion``) and group-L0 (``group_l0``) on top when those are nonzero.")
     return factory
 
 

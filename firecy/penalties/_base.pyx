@@ -1,7 +1,9 @@
 """The penalty contract (``Penalty``) and the wrapper for penalties in Python.
 
-See ``_base.pxd`` for the contract itself. The ``*_of`` methods are thin
-Python wrappers around the cdef methods, for tests and interactive use.
+See ``_base.pxd`` for the contract itself (and docs/penalties.rst; what
+the shipped penalties compute is in docs/objective.rst). The ``*_of``
+methods are thin Python wrappers around the cdef methods, for tests and
+interactive use.
 """
 from libc.math cimport fabs, fmax, sqrt
 from libc.stdlib cimport free, malloc
@@ -52,7 +54,7 @@ cdef class Penalty:
     Parameters
     ----------
     lam : float
-        The path parameter of the penalty (lambda_s for L1 and MCP).
+        The path parameter of the penalty (the sparsity strength λ_s for L1 and MCP).
     """
 
     def __init__(self, double lam=1.0):

@@ -48,8 +48,13 @@ def available_penalties():
 
 
 def make_penalty(name, **params):
-    """Build the penalty registered under ``name`` with ``params``."""
-    _load_entry_points()
+    """Build the penalty registered under ``name`` with ``params``.
+
+    Entry points are looked at only for a name not registered in this
+    process (the built-in ``"l1"`` and ``"mcp"`` never load a plug-in).
+    """
+    if name not in _REGISTRY:
+        _load_entry_points()
     try:
         factory = _REGISTRY[name]
     except KeyError:
