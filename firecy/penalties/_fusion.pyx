@@ -2,11 +2,11 @@
 
 Fusion is ``lam_fusion * sum_{j>0} |w_j - w_{j-1}|`` over the leaves of one
 tree in left-to-right order (never across trees), so leaves that share
-parents are pulled together; ``lam_fusion = fusion_ratio * lam``:
+parents are pulled together; ``lam_fusion = fusion * lam``:
 
     Fusion(lam)                         lam_fusion = lam, no sparsity term
-    L1Fusion(lam, fusion_ratio)         lam |w| + fusion_ratio * lam * TV(w)
-    MCPFusion(lam, gamma, fusion_ratio) MCP(w; lam, gamma) + fusion_ratio * lam * TV(w)
+    L1Fusion(lam, fusion)         lam |w| + fusion * lam * TV(w)
+    MCPFusion(lam, gamma, fusion) MCP(w; lam, gamma) + fusion * lam * TV(w)
 
 The prox (the exact block minimisation of the engine) is
 ``argmin_x sum_j step_j/2 (x_j - z_j)^2 + penalty(x)``:
@@ -88,12 +88,12 @@ cdef class FusedPenalty(Penalty):
 
     The sparsity term is ``lam |w_j|`` (``gamma == 0``) or the curvature-
     scaled MCP of :class:`MCP` (``gamma > 0``), absent when ``has_sparsity``
-    is False; the fusion term is ``lam_fusion() = fusion_ratio * lam`` times
+    is False; the fusion term is ``lam_fusion() = fusion * lam`` times
     the block's total variation.
     """
 
     cdef double lam_fusion(self) noexcept nogil:
-        return self.fusion_ratio * self.lam
+        return self.fusion * self.lam
 
     cdef inline double _lam_sparsity(self) noexcept nogil:
         # lam for the sparsity term: 0 without one (Fusion alone)
@@ -181,10 +181,10 @@ cdef class FusedPenalty(Penalty):
         if hi == 0.0:
             return 0.0
         if not self.has_sparsity:
-            return pure_fusion_lambda_max(grad, n, hi) / self.fusion_ratio
+            return pure_fusion_lambda_max(grad, n, hi) / self.fusion
         for it in range(100):
             mid = 0.5 * (lo + hi)
-            if zero_is_stationary(grad, n, mid, self.fusion_ratio * mid):
+            if zero_is_stationary(grad, n, mid, self.fusion * mid):
                 hi = mid
             else:
                 lo = mid
@@ -226,7 +226,7 @@ cdef class FusedPenalty(Penalty):
         return n_groups
 
     def _repr_params(self):
-        return (f"lam={self.lam!r}, fusion_ratio={self.fusion_ratio!r}, "
+        return (f"lam={self.lam!r}, fusion={self.fusion!r}, "
                 f"has_sparsity={self.has_sparsity!r}, gamma={self.gamma!r}")
 
 
@@ -237,7 +237,7 @@ cdef class Fusion(FusedPenalty):
     ----------
     lam : float, default=1.0
         The fusion strength (λ_f; there is no sparsity term, so the
-        path parameter scales the fusion term: ``fusion_ratio`` is 1),
+        path parameter scales the fusion term: ``fusion`` is 1),
         non-negative. The level of a block is not penalised, so
         ``lambda_max`` is infinite unless the gradient sums to zero.
     """
@@ -245,7 +245,7 @@ cdef class Fusion(FusedPenalty):
     def __init__(self, double lam=1.0):
         Penalty.__init__(self, lam)
         self.has_sparsity = False
-        self.fusion_ratio = 1.0
+        self.fusion = 1.0
         self.gamma = 0.0
         self.is_convex = True
         self.is_separable = False
@@ -257,42 +257,42 @@ cdef class Fusion(FusedPenalty):
         return (Fusion, (self.lam,))
 
 
-cdef _set_fusion_ratio(FusedPenalty pen, double fusion_ratio):
-    if not fusion_ratio >= 0.0:
-        raise ValueError(f"fusion_ratio must be non-negative, got {fusion_ratio!r}")
+cdef _set_fusion(FusedPenalty pen, double fusion):
+    if not fusion >= 0.0:
+        raise ValueError(f"fusion must be non-negative, got {fusion!r}")
     pen.has_sparsity = True
-    pen.fusion_ratio = fusion_ratio
+    pen.fusion = fusion
     pen.is_separable = False
 
 
 cdef class L1Fusion(FusedPenalty):
-    """``lam * sum_j |w_j| + fusion_ratio * lam * sum_{j>0} |w_j - w_{j-1}|``.
+    """``lam * sum_j |w_j| + fusion * lam * sum_{j>0} |w_j - w_{j-1}|``.
 
     Parameters
     ----------
     lam : float, default=1.0
         Sparsity strength (λ_s), non-negative.
-    fusion_ratio : float, default=0.5
-        λ_f / λ_s, non-negative (``FIRERegressor``'s ``fusion``).
+    fusion : float, default=0.5
+        λ_f / λ_s, non-negative (the same as ``FIRERegressor``'s ``fusion``).
     """
 
-    def __init__(self, double lam=1.0, double fusion_ratio=0.5):
+    def __init__(self, double lam=1.0, double fusion=0.5):
         Penalty.__init__(self, lam)
-        _set_fusion_ratio(self, fusion_ratio)
+        _set_fusion(self, fusion)
         self.gamma = 0.0
         self.is_convex = True
 
     def _repr_params(self):
-        return f"lam={self.lam!r}, fusion_ratio={self.fusion_ratio!r}"
+        return f"lam={self.lam!r}, fusion={self.fusion!r}"
 
     def __reduce__(self):
-        return (L1Fusion, (self.lam, self.fusion_ratio))
+        return (L1Fusion, (self.lam, self.fusion))
 
 
 cdef class MCPFusion(FusedPenalty):
     """Curvature-scaled MCP plus fusion within each tree.
 
-    ``sum_j MCP_j(w_j; lam, gamma) + fusion_ratio * lam * sum_{j>0} |w_j - w_{j-1}|``
+    ``sum_j MCP_j(w_j; lam, gamma) + fusion * lam * sum_{j>0} |w_j - w_{j-1}|``
     with MCP_j as in :class:`MCP`.
 
     Parameters
@@ -301,20 +301,20 @@ cdef class MCPFusion(FusedPenalty):
         Sparsity strength (λ_s), non-negative.
     gamma : float, default=3.0
         Concavity, > 1.
-    fusion_ratio : float, default=0.5
-        λ_f / λ_s, non-negative (``FIRERegressor``'s ``fusion``).
+    fusion : float, default=0.5
+        λ_f / λ_s, non-negative (the same as ``FIRERegressor``'s ``fusion``).
     """
 
-    def __init__(self, double lam=1.0, double gamma=3.0, double fusion_ratio=0.5):
+    def __init__(self, double lam=1.0, double gamma=3.0, double fusion=0.5):
         Penalty.__init__(self, lam)
         if not gamma > 1.0:
             raise ValueError(f"MCP needs gamma > 1, got gamma={gamma!r}")
-        _set_fusion_ratio(self, fusion_ratio)
+        _set_fusion(self, fusion)
         self.gamma = gamma
         self.is_convex = False
 
     def _repr_params(self):
-        return f"lam={self.lam!r}, gamma={self.gamma!r}, fusion_ratio={self.fusion_ratio!r}"
+        return f"lam={self.lam!r}, gamma={self.gamma!r}, fusion={self.fusion!r}"
 
     def __reduce__(self):
-        return (MCPFusion, (self.lam, self.gamma, self.fusion_ratio))
+        return (MCPFusion, (self.lam, self.gamma, self.fusion))
