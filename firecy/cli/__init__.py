@@ -25,9 +25,9 @@ import time  # noqa: F401 (tests time the progress counter through firecy.cli.ti
 from firecy.cli._errors import PROG, CLIError, one_line
 from firecy.cli._parser import build_parser
 from firecy.cli._progress import fit_with_progress as _fit_fire  # noqa: F401
-from firecy.rules._json import rules_json
+from firecy.rules._json import rules_json  # noqa: F401 (lives in firecy.rules)
 
-__all__ = ["main", "build_parser", "rules_json"]
+__all__ = ["main", "build_parser"]
 
 
 def main(argv=None):

@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from firecy._validation import check_sample_weight
 from firecy.datafits import as_datafit
 from firecy.penalties import as_penalty
 from firecy.solver._design import BlockDesign
@@ -40,22 +41,7 @@ def check_y_weights(y, sample_weight, n_samples):
         )
     if not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
-    if sample_weight is None:
-        s = np.full(n_samples, 1.0 / n_samples)
-    else:
-        s = np.asarray(sample_weight, dtype=np.float64)
-        if s.ndim != 1 or s.shape[0] != n_samples:
-            raise ValueError(
-                f"sample_weight has shape {s.shape}, expected ({n_samples},)"
-            )
-        if not np.all(np.isfinite(s)):
-            raise ValueError("sample_weight contains NaN or infinity")
-        if np.any(s < 0):
-            raise ValueError("sample_weight must be non-negative")
-        total = s.sum()
-        if total <= 0:
-            raise ValueError("sample_weight sums to zero")
-        s = np.ascontiguousarray(s / total)
+    s = check_sample_weight(sample_weight, n_samples, normalize=True)
     return y, s
 
 
