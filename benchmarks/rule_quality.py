@@ -16,7 +16,9 @@ need a validation split hold out 20% of the training part.
     fire-paper   FIRERegressor(forest, penalty="mcp", gamma=1.1, fusion=0.5,
                  max_rules=14): the estimator as tuned in the paper
     proposed     the recommended default of issue 12, prototyped in
-                 benchmarks/quality/selection.py (fit_selected, PROPOSED below)
+                 benchmarks/quality/selection.py (fit_selected, PROPOSED below):
+                 MCP gamma 1.1 + fusion 0.5, refined path, 5-fold CV by lambda
+    proposed-f0|0.5  the same with fusion in {0, 0.5} selected jointly
     l1           FIRERegressor(forest, penalty="l1", max_rules=14): the lasso
                  path on the same design, lambda on the validation split
                  (RuleFit's selection, the paper's protocol)
@@ -110,6 +112,7 @@ METHODS = {
     "fire-paper": lambda f, a: _estimator(f, penalty="mcp", gamma=1.1, fusion=0.5,
                                           max_rules=MAX_RULES),
     "proposed": lambda f, a: _proposed(f, PROPOSED["cfgs"]),
+    "proposed-f0|0.5": lambda f, a: _proposed(f, [("mcp", 1.1, 0.0), ("mcp", 1.1, 0.5)]),
     "l1": lambda f, a: _estimator(f, penalty="l1", max_rules=MAX_RULES),
     "l1-cv": lambda f, a: _proposed(f, [("l1",)]),
     "abess": _baseline("abess"),
@@ -136,7 +139,7 @@ def run(names, methods, args, log=print):
         t0 = time.perf_counter()
         results[ds] = {}
         for m in methods:
-            key = repr(PROPOSED) if m in ("proposed", "l1-cv") else None
+            key = repr(PROPOSED) if m.startswith("proposed") or m == "l1-cv" else None
             results[ds][m] = [compute(m, ds, args.folds, k, args.trees, args.seed,
                                       args.sirus_trees, key) for k in range(args.folds)]
         log(f"# {ds}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
@@ -146,10 +149,11 @@ def run(names, methods, args, log=print):
 def tables(results, methods, reference="l1"):
     """Markdown: test error, rules / antecedents, seconds; summary rows."""
     names = list(results)
+    heads = " | ".join(m.replace("|", "\\|") for m in methods)
     med = {ds: {m: float(np.median([r["test"] for r in results[ds][m]])) for m in methods}
            for ds in names}
     out = ["### Test MSE / Var(y), median over folds", "",
-           "| dataset | " + " | ".join(methods) + " |",
+           "| dataset | " + heads + " |",
            "|---|" + "---:|" * len(methods)]
     for ds in names:
         best = min(med[ds][m] for m in methods if m != "forest")
@@ -165,14 +169,14 @@ def tables(results, methods, reference="l1"):
         out.append(f"| datasets below {reference} | " + " | ".join(
             f"{sum(v < 0 for v in rel[m])}/{len(names)}" for m in methods) + " |")
     out += ["", "### Rules / antecedents, mean over folds", "",
-            "| dataset | " + " | ".join(methods) + " |", "|---|" + "---:|" * len(methods)]
+            "| dataset | " + heads + " |", "|---|" + "---:|" * len(methods)]
     for ds in names:
         out.append(f"| {ds} | " + " | ".join(
             f"{np.mean([r['n_rules'] for r in results[ds][m]]):.1f} / "
             f"{np.mean([r['antecedents'] for r in results[ds][m]]):.1f}"
             for m in methods) + " |")
     out += ["", "### Seconds per fold, mean", "",
-            "| dataset | " + " | ".join(methods) + " |", "|---|" + "---:|" * len(methods)]
+            "| dataset | " + heads + " |", "|---|" + "---:|" * len(methods)]
     for ds in names:
         out.append(f"| {ds} | " + " | ".join(
             f"{np.mean([r['seconds'] for r in results[ds][m]]):.2f}" for m in methods) + " |")

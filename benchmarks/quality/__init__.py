@@ -12,4 +12,7 @@ selection  choosing a rule set on a path: split / K-fold / repeated splits,
 baselines  L1 at the budget, best subset (abess), SIRUS, the full forest
 study      the study driver (python -m benchmarks.quality.study)
 report     markdown tables
+
+RESULTS.md holds the measured tables and the recommendation; study_results.md
+the study's full output.
 """

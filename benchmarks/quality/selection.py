@@ -208,8 +208,24 @@ def oracle(b, refined, max_rules):
     return float(full["test"][m].min())
 
 
+def relax(path, leaf_table, y, leaf_values):
+    """Replace every point's weights by least squares on its own rules (with
+    an intercept): the "relaxed" path, free of the penalty's shrinkage."""
+    M = leaf_matrix(leaf_table, leaf_values).tocsc()
+    for i, w in enumerate(path.coefs):
+        support = np.flatnonzero(w)
+        if support.size == 0:
+            continue
+        X = np.column_stack([np.ones(M.shape[0]), M[:, support].toarray()])
+        beta = np.linalg.lstsq(X, y, rcond=None)[0]
+        path.coefs[i] = 0.0
+        path.coefs[i, support] = beta[1:]
+        path.intercepts[i] = beta[0]
+    return path
+
+
 def fit_selected(fold, cfgs, scheme="cv", align="count", refined=True, one_se=False,
-                 opts=Options()):
+                 opts=Options(), relaxed=False):
     """The whole selection procedure on one fold's training rows, timed (wall
     clock) and uncached: the reference implementation of a selection default.
 
@@ -228,6 +244,8 @@ def fit_selected(fold, cfgs, scheme="cv", align="count", refined=True, one_se=Fa
     for cfg in cfgs:
         template = make_penalty(cfg)
         full = refined_path(_design(fold, np.arange(n)), fold.y_train, template, **common)
+        if relaxed:
+            relax(full, fold.leaf_train, fold.y_train, fold.leaf_values)
         eligible = full.n_rules <= opts.max_rules
         parts = []
         for tr, va in splits:
@@ -235,6 +253,8 @@ def fit_selected(fold, cfgs, scheme="cv", align="count", refined=True, one_se=Fa
             held = (fold.leaf_train[va], fold.y_train[va], fold.leaf_values)
             if align == "count":
                 own = refined_path(design, fold.y_train[tr], template, **common)
+                if relaxed:
+                    relax(own, fold.leaf_train[tr], fold.y_train[tr], fold.leaf_values)
                 err, sd = _scores(own, *held)
                 parts.append(dict(n_held=len(va), own=dict(
                     lambdas=own.lambdas, n_rules=own.n_rules, base=own.base,
@@ -242,6 +262,8 @@ def fit_selected(fold, cfgs, scheme="cv", align="count", refined=True, one_se=Fa
             else:
                 lam = warm_path(design, fold.y_train[tr], copy.deepcopy(template),
                                 full.lambdas[eligible], None, opts.tol)
+                if relaxed:
+                    relax(lam, fold.leaf_train[tr], fold.y_train[tr], fold.leaf_values)
                 err, sd = _scores(lam, *held)
                 parts.append(dict(n_held=len(va), lam=dict(
                     index=np.flatnonzero(eligible), n_rules=lam.n_rules,

@@ -11,21 +11,21 @@ prints markdown tables:
 2. selection variants per configuration (inner scheme x alignment x
    refinement x one-standard-error rule): median test error per dataset,
    their mean, rules, seconds per fit;
-3. tuning gamma and fusion jointly with lambda;
-4. the candidate defaults against L1 and the targets.
+3. tuning gamma and fusion jointly with lambda.
+
+The comparison with best subset and SIRUS is in ``benchmarks/rule_quality.py``;
+RESULTS.md beside this file summarises both.
 """
 import argparse
-import itertools
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import data  # noqa: E402
-from benchmarks.quality.selection import Options, bundle, evaluate, oracle  # noqa: E402
+from benchmarks.quality.selection import Options, bundle  # noqa: E402
 
 CONFIGS = {
     "l1": ("l1",),
