@@ -288,11 +288,14 @@ class FIREEstimatorBase(BaseEstimator):
     def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n):
         """Run the selection; set the fitted attributes from its choice."""
         select = self.lam is None or len(grid) > 1
+        splits = self._splits(n) if select else None
+        if self.one_se and splits is not None and len(splits) < 2:
+            raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
         paths, (g_best, k_best) = select_on_paths(
-            grid, leaf_table, leaf_values, block_ptr, target, sw,
-            self._splits(n) if select else None,
+            grid, leaf_table, leaf_values, block_ptr, target, sw, splits,
             lambdas=self._fixed_lambdas(target, sw, leaf_values),
             n_lambdas=self.n_lambdas, eps=self.eps, max_rules=self.max_rules,
+            refine_path=bool(self.refine_path), one_se=bool(self.one_se),
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
             max_iter=self.max_iter, progress=getattr(self, "_progress", None),
