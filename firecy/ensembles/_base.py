@@ -277,6 +277,18 @@ class RuleEnsemble:
         """
         return np.asarray(self._adapter.baseline(X), dtype=np.float64)
 
+    def constant_baseline(self):
+        """The baseline when it is the same for every row, else None.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_outputs,), or None
+            None for a sklearn gradient boosting model with a custom ``init``
+            estimator, whose baseline varies by row.
+        """
+        base = self._adapter.constant_baseline()
+        return None if base is None else np.asarray(base, dtype=np.float64).reshape(-1)
+
     def predict_raw(self, X, coef=None) -> np.ndarray:
         """``design(X) @ coef + baseline(X)``, per output.
 

@@ -168,6 +168,17 @@ class GradientBoostingAdapter(Adapter):
             return self.model.decision_function(X)
         return self.model.predict(X)
 
+    def constant_baseline(self):
+        from sklearn.dummy import DummyClassifier, DummyRegressor
+
+        init = self.model.init_
+        if isinstance(init, str) and init == "zero":
+            return np.zeros(self.n_outputs)
+        if not isinstance(init, (DummyRegressor, DummyClassifier)):
+            return None  # a custom init estimator: the baseline varies by row
+        X = np.zeros((1, self.n_features_in))
+        return np.asarray(self.model._raw_predict_init(X), dtype=np.float64).reshape(-1)
+
 
 def n_rows(X):
     """Number of rows of an array, DataFrame or sequence."""

@@ -239,6 +239,9 @@ class HistGradientBoostingAdapter(Adapter):
             return np.full(n, base[0])
         return np.tile(base, (n, 1))
 
+    def constant_baseline(self):
+        return np.asarray(self.model._baseline_prediction, dtype=np.float64).reshape(-1)
+
     def predict_raw(self, X):
         raw = np.asarray(self.model._raw_predict(X), dtype=np.float64)
         return raw[:, 0] if self.n_outputs == 1 else raw

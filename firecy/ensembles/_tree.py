@@ -274,6 +274,10 @@ class Adapter:
         """The library's own raw prediction, (n,) or (n, K)."""
         raise NotImplementedError
 
+    def constant_baseline(self):
+        """The baseline as an array of shape (K,) when no row changes it, else None."""
+        return np.zeros(self.n_outputs)
+
     def library_input(self, X):
         """``X`` as the numbers the library's trees compare, or ``X`` itself.
 

@@ -267,6 +267,9 @@ class XGBoostAdapter(Adapter):
             return np.full(n, self._base[0])
         return np.tile(self._base, (n, 1))
 
+    def constant_baseline(self):
+        return np.array(self._base[:self.n_outputs], dtype=np.float64)
+
     def predict_raw(self, X):
         if self.wrapper is not None and not _is_dmatrix(X):
             out = self.wrapper.predict(X, output_margin=True, iteration_range=self.iteration_range)

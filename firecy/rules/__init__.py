@@ -16,10 +16,13 @@ read:
   (or applied) independently of firecy's objects;
 * :func:`count_antecedents` counts the distinct split nodes a reader must
   examine (the "antecedents" of the FIRE paper, section 6);
-* :func:`rules_json` exports them for other programs.
+* :func:`rules_json` exports them for other programs, :func:`rules_python` as a
+  standalone Python function and :func:`rules_sql` as a SQL expression, both
+  with the library's exact comparisons.
 
 One module per concept: ``_simplify`` (merging), ``_text`` (printing),
-``_parse`` (reading back), ``_table``, ``_report``, ``_json``,
+``_parse`` (reading back), ``_table``, ``_report``, ``_json``, ``_export``
+(Python and SQL),
 ``_antecedents``, and ``_inputs`` (what they all accept: a rule ensemble with
 weights, or a fitted estimator).
 
@@ -57,6 +60,7 @@ Text conventions
 """
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD
 from firecy.rules._antecedents import count_antecedents, kept_antecedents
+from firecy.rules._export import float64_comparison, rules_python, rules_sql
 from firecy.rules._json import rules_json
 from firecy.rules._parse import (
     ParsedCondition,
@@ -77,6 +81,9 @@ __all__ = [
     "rules_table",
     "rules_report",
     "rules_json",
+    "rules_python",
+    "rules_sql",
+    "float64_comparison",
     "count_antecedents",
     "kept_antecedents",
     "parse_rule",
