@@ -77,9 +77,11 @@ class Condition:
         column that its library re-codes by label (XGBoost, LightGBM).  A
         categorical condition then lists labels in ``categories``, a numeric
         one compares the code.  A DataFrame's category column is read by
-        label, whatever its own category order: a label that is not in
-        ``labels`` reads as missing (LightGBM, ``category_cast="trunc"``) or
-        is an error (XGBoost, ``category_cast="floor"``), as in the library.
+        label, whatever its own category order.  A label that is not in
+        ``labels`` reads as the library reads it: as missing (LightGBM,
+        ``category_cast="trunc"``); as the next label in sorted order, or an
+        error after the last one (XGBoost 3.1 and 3.2, ``"floor"``; a
+        UserWarning says so).
         A numeric column is read as the code itself, as the libraries do.
 
     Notes
@@ -185,7 +187,7 @@ class Condition:
         """
         if self.labels:
             col = coded_column(X, self.feature, self.labels,
-                                refuse_unseen=self.category_cast == "floor")
+                               unseen="next" if self.category_cast == "floor" else "missing")
         else:
             col = _column(X, self.feature, codes=self.category_cast != "exact")
         if self.is_categorical:

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from firecy.ensembles._reading import coded_column, column_as_float
+from firecy.ensembles._reading import coded_column, column_as_float, sorted_labels
 from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
 from firecy.ensembles._condition import Condition
 
@@ -42,13 +42,14 @@ def _parse_base_score(text) -> np.ndarray:
 SPLIT_RULE = SplitRule("<", ">=", "float32")
 
 
-def _decode_categories(enc, n_features, names):
+def _decode_categories(cats, n_features, names):
     """Category labels per feature from the model JSON's ``cats`` (XGBoost >= 3.1).
 
     XGBoost stores, for each feature it re-codes by label, either the UTF-8
     bytes of string labels with their offsets, or numeric labels.  Features
     without labels (numeric, or categorical data given as codes) map to ().
     """
+    enc = cats.get("enc", [])
     if not enc:
         return {}
     if len(enc) != n_features:
@@ -75,7 +76,26 @@ def _decode_categories(enc, n_features, names):
         else:
             labels = tuple(v if isinstance(v, (int, str)) else float(v) for v in values)
         out[f] = labels
+    _check_sort_order(cats, out)
     return out
+
+
+def _check_sort_order(cats, labels):
+    """XGBoost re-codes a label by binary search in its sorted categories
+    (``sorted_idx``); firecy sorts them in Python, which must agree."""
+    seg, order = cats.get("feature_segments"), cats.get("sorted_idx")
+    if seg is None or order is None:
+        return
+    for f, lab in labels.items():
+        if f + 1 >= len(seg):
+            break
+        mine = sorted_labels(lab)[1]
+        theirs = tuple(int(k) for k in order[int(seg[f]):int(seg[f + 1])])
+        if theirs and theirs != mine:
+            raise ValueError(
+                f"XGBoost sorts the categories of feature {f} in another order than "
+                "Python does; firecy cannot reproduce how it re-codes new data"
+            )
 
 
 def _tree_structure(tree: dict, labels: dict) -> tuple[TreeStructure, np.ndarray]:
@@ -226,7 +246,7 @@ class XGBoostAdapter(Adapter):
         self._base = base
 
         self.labels = _decode_categories(
-            model_json.get("cats", {}).get("enc", []), self.n_features_in, self.feature_names)
+            model_json.get("cats", {}), self.n_features_in, self.feature_names)
         blocks = []
         for t in range(n_trees):
             struct, values = _tree_structure(trees[t], self.labels)
@@ -288,7 +308,8 @@ class XGBoostAdapter(Adapter):
         A scipy sparse matrix becomes a dense float64 array with NaN (missing)
         where no entry is stored; a DataFrame with columns XGBoost re-codes by
         label becomes float64 codes (a category XGBoost was not fitted with
-        is an error, as in XGBoost).  Anything else is returned as is.
+        reads as the next training category in sorted order, and is an error
+        after the last one, as in XGBoost 3.2).  Anything else is returned as is.
         """
         if sp.issparse(X):
             csr = sp.csr_matrix(X, copy=True)
@@ -303,7 +324,7 @@ class XGBoostAdapter(Adapter):
         for j in range(X.shape[1]):
             labels = self.labels.get(j)
             if labels:
-                out[:, j] = coded_column(X, j, labels, refuse_unseen=True)
+                out[:, j] = coded_column(X, j, labels, unseen="next")
             else:
                 out[:, j] = column_as_float(X, j)
         return out

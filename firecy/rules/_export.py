@@ -198,8 +198,8 @@ class ExportPlan:
     intercepts: list              # per output: intercept_ + baseline
     trees: list                   # (output, tree, [(tests, contribution), ...])
     used: list                    # feature indices the rules read
-    labels: dict                  # feature -> known labels (checked when refused)
-    refuse_unseen: set            # features whose unseen labels are an error
+    labels: dict                  # feature -> the library's labels
+    next_label: set               # features read as XGBoost reads unseen labels
     reading: str                  # the comparison conventions, for comments
 
 
@@ -232,7 +232,7 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
     trees = tree_of(ensemble, cols)
     classes = column_class(ensemble, cols)
     groups = {}
-    used, labels, refuse = set(), {}, set()
+    used, labels, next_label = set(), {}, set()
     for j, t, k in zip(cols.tolist(), trees.tolist(), classes.tolist()):
         conds = simplify_conditions(ensemble.rules[j])
         tests = [condition_test(c) for c in conds]
@@ -241,7 +241,7 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
             if c.labels:
                 labels[c.feature] = c.labels
                 if c.category_cast == "floor":
-                    refuse.add(c.feature)
+                    next_label.add(c.feature)
         contribution = float(coef[j] * ensemble.leaf_values[j])
         groups.setdefault((k, t), []).append((tests, contribution))
     reading = {
@@ -249,7 +249,9 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
                    "comparisons below are equivalent); HistGradientBoosting compares "
                    "float64 x",
         "xgboost": "XGBoost compares float32(x) < split (the float64 comparisons below "
-                   "are equivalent); a category it was not fitted with is an error",
+                   "are equivalent); XGBoost 3.2 reads a category it was not fitted "
+                   "with as the next of its categories in sorted order, and refuses "
+                   "one after the last (the SQL reads it as missing)",
         "lightgbm": "LightGBM compares float64 x <= threshold and reads every "
                     "|x| <= 1.0000000180025095e-35 (its kZeroThreshold, float32(1e-35)) "
                     "as 0; a category it was not fitted with counts as missing",
@@ -258,7 +260,7 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         source=ensemble.source, feature_names=names,
         intercepts=_intercepts(ensemble, intercept, est),
         trees=[(k, t, rules) for (k, t), rules in sorted(groups.items())],
-        used=sorted(used), labels=labels, refuse_unseen=refuse, reading=reading,
+        used=sorted(used), labels=labels, next_label=next_label, reading=reading,
     )
 
 

@@ -27,11 +27,19 @@ def _label(v):
     return v
 
 
-def _known(v, known, name):
-    """The label, or an error for a category the model was not fitted with."""
-    if v is not None and v not in known:
-        raise ValueError(f"{name}: category {v!r} was not seen when the model was fitted")
-    return v
+def _xgboost_label(v, ordered, known, name):
+    """XGBoost's reading of a label it was not fitted with: the next of its
+    labels in sorted order (XGBoost 3.2 re-codes by binary search), and an
+    error after the last one."""
+    if v is None or v in known:
+        return v
+    try:
+        i = bisect.bisect_left(ordered, v)
+    except TypeError:
+        i = len(ordered)
+    if i == len(ordered):
+        raise ValueError(f"{name}: category {v!r} is not one the model was fitted with")
+    return ordered[i]
 '''
 
 
@@ -99,18 +107,21 @@ def render_python(plan, name):
     """The plan as the source of ``def name(row)``."""
     K = len(plan.intercepts)
     head = _header(plan, "python")
-    out = ['"""' + head[0], ""] + head[1:] + ['"""', "import math", _PY_HELPERS]
+    out = ['"""' + head[0], ""] + head[1:] + ['"""', "import bisect", "import math",
+                                               _PY_HELPERS]
     for f in plan.used:
-        if f in plan.refuse_unseen:
-            out.append(f"_KNOWN_{f} = frozenset({{{', '.join(repr(v) for v in plan.labels[f])}}})")
+        if f in plan.next_label:
+            ordered = sorted(plan.labels[f])
+            out.append(f"_LABELS_{f} = ({''.join(repr(v) + ', ' for v in ordered)})")
+            out.append(f"_KNOWN_{f} = frozenset(_LABELS_{f})")
     out += ["", "", f"def {name}(row):",
             f'    """The raw prediction of one row (a mapping from feature name to value)."""']
     for f in plan.used:
         key = repr(plan.feature_names[f])
         if _is_label_feature(plan, f):
             read = f"_label(row[{key}])"
-            if f in plan.refuse_unseen:
-                read = f"_known({read}, _KNOWN_{f}, {key})"
+            if f in plan.next_label:
+                read = f"_xgboost_label({read}, _LABELS_{f}, _KNOWN_{f}, {key})"
         else:
             read = f"_num(row[{key}])"
         out.append(f"    x{f} = {read}")
@@ -187,12 +198,24 @@ def _quote(name):
     return '"' + str(name).replace('"', '""') + '"'
 
 
+def _sql_xgboost_label(col, labels):
+    """XGBoost's reading of a label: itself if known, else the next known
+    label in sorted order (binary collation), NULL after the last one."""
+    ordered = sorted(labels)
+    whens = " ".join(f"WHEN {col} < {_sql_label(v)} THEN {_sql_label(v)}" for v in ordered)
+    known = ", ".join(_sql_label(v) for v in ordered)
+    return f"(CASE WHEN {col} IN ({known}) THEN {col} {whens} ELSE NULL END)"
+
+
 def render_sql(plan, columns=None, alias=None):
     """The plan as one SQL expression per output."""
     columns = dict(columns or {})
     unknown = set(columns) - set(plan.feature_names)
     if unknown:
         raise ValueError(f"columns names unknown features: {sorted(unknown)}")
+    for f in plan.next_label:
+        name = plan.feature_names[f]
+        columns[name] = _sql_xgboost_label(columns.get(name, _quote(name)), plan.labels[f])
     K = len(plan.intercepts)
     exprs = []
     for k in range(K):

@@ -177,7 +177,7 @@ def _parse_clause(text, pos, names):
     return [ParsedCondition(feat, op, value, missing, zero)], pos
 
 
-def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0):
+def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0, unseen_labels=None):
     """Rows of ``X`` that satisfy every parsed condition.
 
     The input is read as the library reads it: rounded to ``dtype``, and
@@ -202,18 +202,28 @@ def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0):
         The library's precision: float32 for scikit-learn and XGBoost,
         float64 for LightGBM.
     zero_threshold : float, default=0.0
+    unseen_labels : dict of int -> tuple, optional
+        For features whose library reads a label it was not fitted with as
+        another of its labels (XGBoost 3.2: the next one in sorted order),
+        the library's labels: such labels are read that way before the
+        comparison.  :func:`library_reading` gives it.
 
     Returns
     -------
     ndarray of bool, shape (n_samples,)
     """
+    unseen_labels = unseen_labels or {}
     if not hasattr(X, "iloc"):
         X = np.asarray(X)
         if X.dtype != object:
             X = X.astype(np.float64, copy=False)
     out = np.ones(X.shape[0], dtype=bool)
     for p in parsed:
-        out &= _as_condition(p, dtype, zero_threshold, _by_label(p, X)).evaluate(X)
+        cond = _as_condition(p, dtype, zero_threshold, _by_label(p, X))
+        if cond.category_cast == "exact" and p.feature in unseen_labels:
+            cond = Condition(p.feature, p.op, categories=tuple(p.value), missing=p.missing,
+                             category_cast="floor", labels=tuple(unseen_labels[p.feature]))
+        out &= cond.evaluate(X)
     return out
 
 
@@ -256,19 +266,27 @@ def library_reading(ensemble):
     Returns
     -------
     dict
-        ``{"dtype": "float32" | "float64", "zero_threshold": float}``:
-        float32 for scikit-learn (except HistGradientBoosting) and XGBoost;
-        float64 and LightGBM's kZeroThreshold for LightGBM.
+        ``dtype``: "float32" for scikit-learn (except HistGradientBoosting)
+        and XGBoost, "float64" otherwise; ``zero_threshold``: LightGBM's
+        kZeroThreshold for LightGBM, else 0; ``unseen_labels``: for XGBoost,
+        the labels of each feature it re-codes by label (it reads an unseen
+        label as the next of them in sorted order).
     """
-    rule = getattr(getattr(ensemble, "_adapter", None), "split_rule", None)
+    adapter = getattr(ensemble, "_adapter", None)
+    rule = getattr(adapter, "split_rule", None)
+    unseen = dict(getattr(adapter, "labels", None) or {}) \
+        if getattr(ensemble, "source", None) == "xgboost" else {}
     if rule is not None:
-        return {"dtype": rule.dtype, "zero_threshold": float(rule.zero_threshold)}
+        return {"dtype": rule.dtype, "zero_threshold": float(rule.zero_threshold),
+                "unseen_labels": unseen}
     for r in ensemble.rules:
         for c in r:
             if not c.is_categorical:
                 return {"dtype": c.dtype,
-                        "zero_threshold": float(getattr(c, "zero_threshold", 0.0) or 0.0)}
+                        "zero_threshold": float(getattr(c, "zero_threshold", 0.0) or 0.0),
+                        "unseen_labels": unseen}
     source = getattr(ensemble, "source", None)
     if source == "lightgbm":
-        return {"dtype": "float64", "zero_threshold": LIGHTGBM_ZERO_THRESHOLD}
-    return {"dtype": "float32", "zero_threshold": 0.0}
+        return {"dtype": "float64", "zero_threshold": LIGHTGBM_ZERO_THRESHOLD,
+                "unseen_labels": {}}
+    return {"dtype": "float32", "zero_threshold": 0.0, "unseen_labels": unseen}
