@@ -29,6 +29,7 @@ folded into the first tree, so the baseline is 0.
 """
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -123,6 +124,21 @@ def _categorical_conditions(nd, labels):
             Condition(f, "not in", categories=cats, missing=True, **kw))
 
 
+def _dump_model(booster, n_iter):
+    """``Booster.dump_model``, with a clear error where LightGBM writes bad JSON."""
+    try:
+        return booster.dump_model(num_iteration=n_iter)
+    except json.JSONDecodeError:
+        bad = [n for n in booster.feature_name() if any(ord(ch) < 32 for ch in n)]
+        if not bad:
+            raise
+        raise ValueError(
+            f"LightGBM cannot describe this model: the feature names {bad!r} hold "
+            "control characters (tabs, ...), which its JSON dump does not escape; "
+            "rename these columns before fitting"
+        ) from None
+
+
 def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
@@ -207,7 +223,7 @@ class LightGBMAdapter(Adapter):
         if n_iter <= 0:
             raise ValueError("the LightGBM model has no trees")
         self.num_iteration = n_iter
-        dump = booster.dump_model(num_iteration=n_iter)
+        dump = _dump_model(booster, n_iter)
         K = int(dump.get("num_tree_per_iteration", 1))
         self.n_outputs = K
         self.average = bool(dump.get("average_output", False))

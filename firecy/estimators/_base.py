@@ -244,9 +244,9 @@ class FIREEstimatorBase(BaseEstimator):
         model = self._fit_model(X, y, sw, weighted)
         names = getattr(self, "feature_names_in_", None)
         override = None
-        if names is not None and self._model_names != [str(c) for c in names]:
-            # a model fitted on an array (or whose library renamed the
-            # columns): the DataFrame's columns name the rules
+        if names is not None:
+            # the DataFrame's columns name the rules (a model fitted on an
+            # array has no names; LightGBM renames columns with spaces)
             override = [str(c) for c in names]
         ens = rule_ensemble_from_model(unwrap(model), feature_names=override)
         self._check_ensemble(ens)
