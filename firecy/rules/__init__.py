@@ -30,7 +30,9 @@ Text conventions
 ----------------
 * Operators are the library's: scikit-learn and LightGBM send ``x <= t`` left
   and ``x > t`` right, XGBoost ``x < t`` left and ``x >= t`` right.
-  Categorical splits print as ``x in {1, 4}`` / ``x not in {1, 4}``.
+  Categorical splits print as ``x in {1, 4}`` / ``x not in {1, 4}``, with
+  the category labels of a model fitted on pandas categoricals
+  (``colour in {'green', 'red'}``).
 * Two bounds on one feature print as an interval, ``0.5 < x <= 2``.
 * Thresholds are exact, never rounded for looks, in the library's precision.
   scikit-learn and XGBoost round the input to float32 before comparing, so a
@@ -42,16 +44,17 @@ Text conventions
   decimal comparison agrees too.  That is why a split between 26.8 and 26.9
   prints as ``bmi <= 26.849998``: its threshold, 26.8499994, lies below the
   float32 value of 26.85, so a bmi of 26.85 does not satisfy it.  LightGBM
-  compares in float64 (after reading every ``|x| <= 1e-35`` as 0): its
-  thresholds print as their ``repr``.  :func:`parse_rule`,
+  compares in float64: its thresholds print as their ``repr``.
+* LightGBM reads every input with ``|x| <= 1.0000000180025095e-35`` (its
+  kZeroThreshold, float32(1e-35): :data:`LIGHTGBM_ZERO_THRESHOLD`) as
+  exactly 0 before comparing; in a LightGBM rule "zero" means such a value.  :func:`parse_rule`,
   :func:`evaluate_parsed` and :func:`library_reading` implement these
   readings; ``Condition.to_text`` prints one condition with the same code.  Pass
   ``precision=`` to round for display instead.
 * Missing values: with ``show_missing=True`` a condition that a missing value
   satisfies ends in ``(or missing)``; a condition without the suffix is not
-  satisfied by a missing value.  LightGBM's ``zero_as_missing`` splits end in
-  ``(or zero/missing)`` / ``(not zero/missing)`` (LightGBM also reads every
-  ``|x| <= 1e-35`` as 0, see :func:`library_reading`).  By default
+  satisfied by a missing value.  LightGBM's ``zero_as_missing`` splits always
+  end in ``(or zero/missing)`` / ``(not zero/missing)``.  By default
   (``show_missing="auto"``) suffixes are printed only for features that have
   missing values in the ``X`` given (none when no ``X`` is given): the text is
   then exact for every row without missing values.
