@@ -121,8 +121,13 @@ def build_parser():
                      help="tree ensemble to fit (default rf: random forest)")
     ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",
                      help="ignore this column (repeatable), e.g. an identifier or text")
-    ext.add_argument("--output", default="rules.json", metavar="FILE",
-                     help="JSON file to write the rules to (default rules.json)")
+    # --format (the rules as JSON, a Python function or a SQL expression)
+    ext.add_argument("--format", choices=["json", "python", "sql"], default="json",
+                     help="write the rules as JSON (default), as a standalone Python "
+                          "function, or as a SQL expression")
+    ext.add_argument("--output", default=None, metavar="FILE",
+                     help="file to write the rules to (default rules.json, rules.py or "
+                          "rules.sql, by --format)")
     ext.add_argument("--plot-dir", default=None, metavar="DIR",
                      help="also save the pictures (PNG) in DIR")
     _add_common(ext)

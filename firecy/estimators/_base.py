@@ -22,6 +22,7 @@ from sklearn.utils.validation import (
 )
 
 from firecy._validation import check_sample_weight
+from firecy.ensembles._dispatch import names_seen_by
 from firecy.estimators._model_inspection import (
     inspect_columns,
     is_dataframe,
@@ -160,9 +161,9 @@ class FIREEstimatorBase(BaseEstimator):
         model_names = model_feature_names(inner)
         if self._native_categorical:
             model_names = None
-        elif model_names is not None and names is not None and list(model_names) != [
-            str(n) for n in names
-        ]:
+        elif model_names is not None and names is not None and list(
+            model_names
+        ) != names_seen_by(inner, names):  # LightGBM renames columns
             raise ValueError(
                 f"X's columns {list(names)} differ from the feature names the "
                 f"estimator was fitted with {list(model_names)}"
@@ -243,8 +244,9 @@ class FIREEstimatorBase(BaseEstimator):
         model = self._fit_model(X, y, sw, weighted)
         names = getattr(self, "feature_names_in_", None)
         override = None
-        if names is not None and self._model_names is None:
-            # a model fitted on an array: the DataFrame's columns name the rules
+        if names is not None:
+            # the DataFrame's columns name the rules (a model fitted on an
+            # array has no names; LightGBM renames columns with spaces)
             override = [str(c) for c in names]
         ens = rule_ensemble_from_model(unwrap(model), feature_names=override)
         self._check_ensemble(ens)

@@ -16,8 +16,8 @@ logistic loss).
 import numbers
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from firecy._threads import single_blas_thread
 from firecy._validation import check_sample_weight
 from firecy.datafits import as_datafit
 from firecy.penalties import as_penalty
@@ -140,8 +140,9 @@ class Problem:
               strategy="working_set"):
         # one BLAS thread: the Newton steps factorise small dense matrices,
         # where OpenBLAS threads on a busy machine cost 100x, and a fixed
-        # summation order keeps results identical on any thread count
-        with threadpool_limits(limits=1, user_api="blas"):
+        # summation order keeps results identical on any thread count;
+        # reference-counted, so that solves in several threads restore it
+        with single_blas_thread():
             out = self.engine.solve(
                 penalty, w, tol, max_updates, self.score_scale, record_objective, warn,
                 strategy)
