@@ -21,11 +21,13 @@ def _placeholder_call(func, n_args, bound):
     except (TypeError, ValueError):
         return None
     args = [object()] * (n_args + (0 if bound else 1))
-    try:
-        sig.bind(*args)
-    except TypeError:
-        return False
-    return True
+    for keywords in ({}, {"columns": None, "block": None}):   # see PythonPenalty
+        try:
+            sig.bind(*args, **keywords)
+        except TypeError:
+            continue
+        return True
+    return False
 
 
 def check_methods(obj, kind, required, optional=(), *, bound=True):
