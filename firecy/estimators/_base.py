@@ -232,6 +232,7 @@ class FIREEstimatorBase(BaseEstimator):
         self : object
         """
         from firecy.ensembles import rule_ensemble_from_model
+        from firecy.penalties import bind_ensemble
 
         self._progress = progress
         check_params(self)
@@ -256,6 +257,9 @@ class FIREEstimatorBase(BaseEstimator):
                 f"X has {self.n_features_in_} features, but the estimator "
                 f"{type(unwrap(model)).__name__} was fitted with {int(n_model)}"
             )
+
+        # a penalty on per-rule data (rule lengths, node hierarchy) reads it here
+        grid = [(params, bind_ensemble(pen, ens)) for params, pen in grid]
 
         Xm = self._to_model_input(X)
         leaf_table = np.ascontiguousarray(ens.leaf_table(Xm), dtype=np.int32)
