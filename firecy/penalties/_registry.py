@@ -48,8 +48,8 @@ def register_penalty(name, factory, *, overwrite=False):
     Examples
     --------
     >>> from firecy.penalties import L1, make_penalty, register_penalty
-    >>> register_penalty("lasso", L1, overwrite=True)
-    >>> make_penalty("lasso", lam=0.5)
+    >>> register_penalty("doc-example-l1", L1, overwrite=True)
+    >>> make_penalty("doc-example-l1", lam=0.5)
     L1(lam=0.5)
     """
     if not isinstance(name, str) or not name:
@@ -185,6 +185,6 @@ def bind_ensemble(penalty, ensemble):
     >>> X, y = make_regression(50, 3, random_state=0)
     >>> rf = RandomForestRegressor(2, max_depth=2, random_state=0).fit(X, y)
     >>> bind_ensemble(LengthWeightedL1(0.1, base=2.0), rule_ensemble_from_model(rf)).weights
-    array([4., 4., 4., 4., 4., 4., 4., 4.])
+    array([4., 4., 4., 2., 4., 4., 4., 4.])
     """
     return as_penalty(penalty).bind_ensemble(ensemble)
