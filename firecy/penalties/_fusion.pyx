@@ -90,12 +90,11 @@ cdef class FusedPenalty(Penalty):
     scaled MCP of :class:`MCP` (``gamma > 0``), absent when ``has_sparsity``
     is False; the fusion term is ``lam_fusion() = fusion * lam`` times
     the block's total variation. Build one of its subclasses,
-    :class:`Fusion`, :class:`L1Fusion` or :class:`MCPFusion`.
+    :class:`Fusion`, :class:`L1Fusion` or :class:`MCPFusion`; ``lam`` is the
+    path parameter (λ_s; for :class:`Fusion`, the fusion strength).
 
     Attributes
     ----------
-    lam : float
-        The path parameter (λ_s; for :class:`Fusion`, the fusion strength).
     fusion : float
         λ_f / λ_s: the fusion term is ``fusion * lam`` times the total
         variation (1 for :class:`Fusion`).
