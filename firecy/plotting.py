@@ -249,7 +249,8 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         if title is True:
             from firecy.rules import count_antecedents
 
-            title = (f"{kept.size} rules from {len(parts)} trees, "
+            title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {len(parts)} "
+                     f"tree{'' if len(parts) == 1 else 's'}, "
                      f"{count_antecedents(ensemble, coef)} antecedents (orange)")
         ax.set_title(title, fontsize=fontsize + 2)
     if not kept.size:

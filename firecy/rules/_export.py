@@ -380,7 +380,8 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     Returns
     -------
     str
-        E.g. ``SELECT <expression> AS prediction FROM data``.  Numeric
+        One SQL expression (after a comment line naming its source), to
+        use as ``SELECT <expression> AS prediction FROM data``.  Numeric
         columns are assumed finite or NULL (SQL has no NaN).
 
     Examples

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
+from firecy.rules._inputs import feature_names_of
 from firecy.rules._report import estimator_intercept
 from firecy.rules._simplify import CATEGORICAL, simplify_conditions
 from firecy.rules._table import rules_table
@@ -41,14 +42,15 @@ def condition_dict(c, names):
     return d
 
 
-def rules_json(est, feature_names, X=None, **metadata):
+def rules_json(est, feature_names=None, X=None, **metadata):
     """The rules of a fitted FIRE estimator as a JSON-ready dict.
 
     Parameters
     ----------
     est : fitted FIRE estimator
-    feature_names : sequence of str
-        Names to print the rules with.
+    feature_names : sequence of str, optional
+        Names to print the rules with. Default: the estimator's
+        ``feature_names_in_``, else the ensemble's names, else ``x0, x1, ...``.
     X : array-like of shape (n_samples, n_features), optional
         Data to measure each rule's support on, and to read the ensemble's
         baseline from (see :func:`rules_report`).
@@ -84,6 +86,10 @@ def rules_json(est, feature_names, X=None, **metadata):
     [('age', '>', 2.0, 'float32'), ('dose', '>', 15.0, 'float32')]
     """
     ens = est.ensemble_
+    if feature_names is None:
+        feature_names = feature_names_of(ens, getattr(est, "feature_names_in_", None))
+    if feature_names is None:
+        feature_names = [f"x{i}" for i in range(int(ens.n_features_in))]
     intercept, note = estimator_intercept(est, X)
     rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
     for r in rows:
@@ -93,9 +99,7 @@ def rules_json(est, feature_names, X=None, **metadata):
             r[k] = json_value(v)
     from firecy import __version__
 
-    return {
-        "firecy_version": __version__,
-        **{k: json_value(v) for k, v in metadata.items()},
+    own = {
         "source": ens.source,
         "feature_names": list(feature_names),
         # intercept_ plus the ensemble's baseline (a boosting model's initial
@@ -109,3 +113,8 @@ def rules_json(est, feature_names, X=None, **metadata):
         "prediction": "intercept + sum of the contributions of the rules a row satisfies",
         "rules": rows,
     }
+    clash = sorted(set(metadata) & (set(own) | {"firecy_version"}))
+    if clash:
+        raise ValueError(f"metadata keys {clash} are rules_json's own keys; rename them")
+    return {"firecy_version": __version__,
+            **{k: json_value(v) for k, v in metadata.items()}, **own}

@@ -123,7 +123,11 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
             lines.append(f"... and {len(krows) - max_rules} more")
     n_trees = len(set(r["tree"] for r in rows))
     lines.append(
-        f"{len(rows)} rules from {n_trees} trees, "
+        f"{len(rows)} {_plural(len(rows), 'rule')} from {n_trees} {_plural(n_trees, 'tree')}, "
         f"{count_antecedents(ensemble, coef)} distinct antecedents (split nodes to read)"
     )
     return "\n".join(lines)
+
+
+def _plural(n, word):
+    return word if n == 1 else word + "s"
