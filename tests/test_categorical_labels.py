@@ -259,3 +259,27 @@ def test_histgradientboosting_categories_by_value_unchanged():
         table = ens.leaf_table(F)
         check_rules_route_rows(ens, F, table)
         check_predict_raw(ens, F, table=table)
+
+
+def test_lightgbm_labels_never_pair_with_the_wrong_feature():
+    """An ordered category column (split as codes) and an explicit integer
+    categorical_feature: one label list, one categorical feature, not the
+    same column. The labels must not land on the integer feature."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n = 400
+    A = pd.Categorical(rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"],
+                       ordered=True)
+    B = rng.integers(0, 4, n)
+    X = pd.DataFrame({"A": A, "B": B})
+    y = (B == 2) * 3.0 + (np.asarray(A) == "hi") * 1.0 + rng.normal(0, 0.1, n)
+    model = lgb.LGBMRegressor(n_estimators=3, num_leaves=4, min_child_samples=5,
+                              verbose=-1).fit(X, y, categorical_feature=["B"])
+    with pytest.warns(UserWarning, match="cannot tell which"):
+        ens = rule_ensemble_from_model(model)
+    cats = [v for rule in ens.rules for c in rule if c.categories is not None
+            for v in c.categories]
+    assert cats and not any(isinstance(v, str) for v in cats)   # codes, no labels
+    table = ens.leaf_table(X)
+    check_rules_route_rows(ens, X, table)
+    check_predict_raw(ens, X, table=table)

@@ -143,6 +143,14 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
+def _codes(values):
+    """The category codes of a feature_infos "values" entry (a list or a
+    "a:b:c" string, depending on the LightGBM version)."""
+    if isinstance(values, str):
+        values = values.split(":")
+    return [int(float(v)) for v in values if str(v) != ""]
+
+
 def _feature_labels(dump, pandas_categorical, names):
     """``{feature: labels}`` for the features LightGBM re-codes by label."""
     lists = [tuple(_plain(v) for v in cats) for cats in (pandas_categorical or [])]
@@ -151,13 +159,22 @@ def _feature_labels(dump, pandas_categorical, names):
     infos = dump.get("feature_infos", {}) or {}
     categorical = [f for f, name in enumerate(names or [])
                    if isinstance(infos.get(name), dict) and infos[name].get("values")]
-    if len(categorical) == len(lists):
-        return dict(zip(categorical, lists))
+    paired = dict(zip(categorical, lists))
+    # LightGBM pairs its label lists with the frame's category columns in
+    # order, ordered ones included, while only unordered ones (or an explicit
+    # categorical_feature list) split by category: equal counts can still
+    # pair a list with the wrong feature. A feature whose split codes reach
+    # beyond its list's length shows that; the counts alone cannot.
+    if len(categorical) == len(lists) and all(
+            max(_codes(infos[names[f]]["values"]), default=-1) < len(labels)
+            for f, labels in paired.items()):
+        return paired
     warnings.warn(
         f"the LightGBM model was fitted on a DataFrame with {len(lists)} category "
-        f"column(s) but treats {len(categorical)} feature(s) as categorical (ordered "
-        "categoricals, or an explicit categorical_feature): firecy cannot tell which "
-        "features LightGBM re-codes by label, so rules print category codes. "
+        f"column(s) and treats {len(categorical)} feature(s) as categorical, not "
+        "those columns one for one (ordered categoricals, or an explicit "
+        "categorical_feature): firecy cannot tell which features LightGBM "
+        "re-codes by label, so rules print category codes. "
         "Evaluating rules on a DataFrame (RuleEnsemble.rule_mask) still re-codes it "
         "as LightGBM does.",
         UserWarning,
