@@ -69,23 +69,42 @@ def accepts_keyword(func, keyword):
         p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)) for p in params)
 
 
+# the contract's methods (cdef: the engine calls them in C); a Python
+# subclass that defines one of these names expects it to be called
+CONTRACT_METHODS = {
+    "penalty": ("value", "prox", "subdiff", "lambda_max", "block_score", "local_groups"),
+    "datafit": ("loss", "gradient_hessian", "curvature_bound", "initialize", "value",
+                "column_gradient", "shift_column", "shift_rows", "common_gradient",
+                "row_derivatives", "update_intercept"),
+}
+
+
 def check_compiled_subclass(cls, base, kind):
     """Raise TypeError unless every class of ``cls``'s MRO down to ``base`` is
-    compiled (it has its own method table) and at least as large as ``base``.
+    compiled against this firecy, or is a Python class that leaves the
+    contract's methods alone.
 
     A plug-in built against another ABI of firecy's headers never gets this
-    far (its import fails, see firecy/_abi.py); this catches a Python
-    subclass of a compiled base class, whose methods the engine never calls.
+    far (its import fails, see firecy/_abi.py). This catches a compiled class
+    laid out for another version of ``base``, and a Python subclass that
+    defines a contract method: the engine calls the compiled methods only, so
+    the Python one would be silently ignored. A Python subclass that only adds
+    Python-level hooks (``check_blocks``, ``bind_ensemble``, ``__repr__``)
+    is fine.
     """
     for klass in cls.__mro__:
         if klass is base:
             return
         if "__pyx_vtable__" not in klass.__dict__:
-            raise TypeError(
-                f"{klass.__qualname__} subclasses firecy's compiled {base.__name__} in "
-                f"Python: the engine calls the compiled methods only. Write it in Cython "
-                f"(docs/writing_penalties.rst), or do not subclass {base.__name__}: a plain "
-                f"Python object with the {kind} methods is accepted as it is")
+            overridden = [m for m in CONTRACT_METHODS[kind] if m in klass.__dict__]
+            if overridden:
+                raise TypeError(
+                    f"{klass.__qualname__} subclasses firecy's compiled {base.__name__} in "
+                    f"Python and defines {', '.join(overridden)}: the engine calls the "
+                    f"compiled methods only. Write it in Cython (docs/writing_penalties.rst), "
+                    f"or do not subclass {base.__name__}: a plain Python object with the "
+                    f"{kind} methods is accepted as it is")
+            continue
         if klass.__basicsize__ < base.__basicsize__:
             raise TypeError(
                 f"{klass.__qualname__} (module {klass.__module__}) is laid out for another "

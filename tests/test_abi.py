@@ -254,7 +254,28 @@ def test_python_subclass_of_the_compiled_base_is_refused():
         solve(M, M[:, 0], NotCompiled(0.1), block_ptr=[0, 4])
 
     class NotCompiledFit(Datafit):
-        pass
+        def loss(self, y, eta):
+            return 0.5 * (y - eta) ** 2
 
     with pytest.raises(TypeError, match="subclasses firecy's compiled Datafit in Python"):
         solve(M, M[:, 0], L1(0.1), block_ptr=[0, 4], datafit=NotCompiledFit())
+
+
+def test_python_subclass_with_python_hooks_only_is_accepted():
+    """A Python subclass of a compiled penalty that adds only Python-level
+    hooks (check_blocks, bind_ensemble, repr) solves like its base."""
+    class CheckedL1(L1):
+        def check_blocks(self, block_ptr):
+            self.seen = int(block_ptr[-1])
+
+        def bind_ensemble(self, ensemble):
+            return self
+
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((30, 6))
+    y = M @ np.arange(6.0)
+    pen = CheckedL1(0.05)
+    res = solve(M, y, pen, block_ptr=[0, 3, 6], tol=1e-12)
+    ref = solve(M, y, L1(0.05), block_ptr=[0, 3, 6], tol=1e-12)
+    np.testing.assert_array_equal(res.coef, ref.coef)
+    assert as_penalty(pen) is pen

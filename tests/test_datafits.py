@@ -301,6 +301,8 @@ def test_compiled_plugin_datafit(tmp_path, forest):
     lam, delta = 0.01, 1.0
     res = solve(design, y, L1(lam), datafit=Huber(delta), tol=1e-10, record_objective=True)
     assert res.converged
+    one_row = solve(design, y, L1(lam), datafit=Huber(delta, n_rows_used=1), tol=1e-10)
+    np.testing.assert_array_equal(one_row.coef, res.coef)
     assert np.all(np.diff(res.objective_trace) <= 1e-12 * np.abs(res.objective_trace[:-1]))
     M = design.tocsc()
     w, b = cp.Variable(M.shape[1]), cp.Variable()

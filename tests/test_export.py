@@ -383,3 +383,19 @@ def test_sql_columns_and_bad_input():
         rules_python(est, function_name="not a name")
     with pytest.raises(TypeError, match="coef is required"):
         rules_python(est.ensemble_)
+
+
+@pytest.mark.parametrize("name", ["class", "_num", "math", "bisect", "not an id"])
+def test_rules_python_refuses_function_names_that_break_the_source(name):
+    from sklearn.tree import DecisionTreeRegressor
+
+    X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    fire = FIRERegressor(DecisionTreeRegressor(max_depth=2).fit(X, y), lam=0.5,
+                         fusion=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="function_name must be"):
+        rules_python(fire, function_name=name)
+    with pytest.raises(ValueError, match=r"feature names must be unique: \['a'\]"):
+        rules_python(fire, feature_names=["a", "a"])
+    with pytest.raises(ValueError, match=r"feature names must be unique"):
+        rules_sql(fire, feature_names=["a", "a"])

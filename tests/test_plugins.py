@@ -319,3 +319,15 @@ def test_python_penalty_reads_columns_like_the_compiled_one(forest):
     a = solve(design, y, comp, tol=1e-10)
     b = solve(design, y, PyWeightedL1(0.02, comp.weights), tol=1e-10)
     np.testing.assert_allclose(b.coef, a.coef, atol=1e-8)
+
+
+def test_length_weighted_l1_wrappers_check_columns():
+    """The *_of wrappers pass any columns: a column without a weight is an
+    error, never a read out of bounds."""
+    pen = LengthWeightedL1(0.5, lengths=[1, 3])
+    assert pen.value_of([1.0], columns=[1]) == pytest.approx(0.5 * 2.0 ** 3)
+    for columns in ([10**9], [2]):
+        with pytest.raises(ValueError, match="has 2 rule weights"):
+            pen.value_of([1.0], columns=columns)
+    with pytest.raises(ValueError, match="has 0 rule weights"):
+        LengthWeightedL1(0.5).value_of([1.0, 2.0])

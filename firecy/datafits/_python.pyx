@@ -80,7 +80,8 @@ cdef class PythonDatafit(Datafit):
         try:
             return getattr(self.obj, method)(*args)
         except Exception as exc:
-            exc.add_note(f"(raised by the datafit {self.name}.{method}, called by firecy's solver)")
+            if hasattr(exc, "add_note"):   # Python >= 3.11
+                exc.add_note(f"(raised by the datafit {self.name}.{method}, called by firecy's solver)")
             raise
 
     cdef object checked(self, object values, Py_ssize_t n, str method, bint scalar_ok=False):

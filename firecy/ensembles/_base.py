@@ -238,7 +238,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in)
+        X : array-like of shape (n_samples, n_features)
 
         Returns
         -------
@@ -258,7 +258,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in)
+        X : array-like of shape (n_samples, n_features)
 
         Returns
         -------
@@ -276,7 +276,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in)
+        X : array-like of shape (n_samples, n_features)
 
         Returns
         -------
@@ -304,7 +304,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in)
+        X : array-like of shape (n_samples, n_features)
 
         Returns
         -------
@@ -331,7 +331,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in)
+        X : array-like of shape (n_samples, n_features)
         coef : ndarray of shape (n_rules,), optional
             Rule weights; the per-column ``tree_scale`` by default, which
             reproduces the library's raw prediction.
@@ -378,7 +378,7 @@ class RuleEnsemble:
         Parameters
         ----------
         j : int
-        X : ndarray, DataFrame or scipy sparse matrix of shape (n_samples, n_features_in)
+        X : ndarray, DataFrame or scipy sparse matrix of shape (n_samples, n_features)
             A sparse matrix is read the way the library reads it: XGBoost
             treats the entries it does not store as missing, the others as 0.
             For many rules, convert it once with :meth:`dense_for_rules`.

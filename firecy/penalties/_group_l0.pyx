@@ -10,7 +10,6 @@ stated in docs/objective.rst.
 Its ``lam`` is the inner penalty's: reading or setting ``GroupL0.lam`` reads
 or sets ``inner.lam`` (the contract methods never write to either object).
 """
-from libc.stdlib cimport free, malloc
 
 from firecy.penalties.base cimport Block, PENALTY_SCORE_IS_DECREASE, Penalty
 
@@ -93,9 +92,13 @@ cdef class GroupL0(Penalty):
 
     cdef int prox(self, const Block* blk, const double* z, const double* step,
                   double* out) except -1 nogil:
-        cdef double keep = 0.0, drop = 0.0, d
+        cdef double keep = 0.0, drop = 0.0, d, value_at_zero
         cdef Py_ssize_t j, n = blk.n
-        cdef double* zero
+        # the inner penalty at w = 0, with out as the zero block (before the
+        # prox overwrites it: no scratch to allocate, none to leak)
+        for j in range(n):
+            out[j] = 0.0
+        value_at_zero = self.inner.value(blk, out)
         self.inner.prox(blk, z, step, out)
         if not self.any_nonzero(out, n):
             return 0
@@ -105,14 +108,7 @@ cdef class GroupL0(Penalty):
             keep += 0.5 * step[j] * d * d
             drop += 0.5 * step[j] * z[j] * z[j]
         keep += self.inner.value(blk, out) + self.lam0
-        zero = <double*> malloc(n * sizeof(double))
-        if zero == NULL:
-            with gil:
-                raise MemoryError()
-        for j in range(n):
-            zero[j] = 0.0
-        drop += self.inner.value(blk, zero)
-        free(zero)
+        drop += value_at_zero
         if keep >= drop:
             for j in range(n):
                 out[j] = 0.0

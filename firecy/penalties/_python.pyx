@@ -149,7 +149,8 @@ cdef class PythonPenalty(Penalty):
                 return func(*args, columns=cols, block=blk.index)
             return func(*args)
         except Exception as exc:
-            exc.add_note(f"(raised by the penalty {self.name}.{method}, called by firecy's solver)")
+            if hasattr(exc, "add_note"):   # Python >= 3.11
+                exc.add_note(f"(raised by the penalty {self.name}.{method}, called by firecy's solver)")
             raise
 
     cdef object array_result(self, object res, Py_ssize_t n, str what):

@@ -16,6 +16,7 @@ neither Python nor SQL needs a float32 type.
 """
 from __future__ import annotations
 
+import keyword
 import math
 from dataclasses import dataclass
 
@@ -247,6 +248,10 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
                               else ensemble.feature_names)]
     if len(names) != int(ensemble.n_features_in_):
         raise ValueError(f"{len(names)} feature names for {ensemble.n_features_in_} features")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"feature names must be unique: {repeated} appear more than once "
+                         "(an exported rule reads each feature by its name)")
     coef = check_coef(ensemble, coef)
     cols = np.flatnonzero(coef)
     trees = tree_of(ensemble, cols)
@@ -352,8 +357,13 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
     >>> bool(np.allclose([namespace["predict"](row) for row in rows], fire.predict(X)))
     True
     """
-    if not str(function_name).isidentifier():
-        raise ValueError(f"function_name must be a Python identifier, got {function_name!r}")
+    name = str(function_name)
+    if (not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_")
+            or name in ("math", "bisect")):
+        raise ValueError(
+            f"function_name must be a Python identifier that is not a keyword, does not "
+            f"start with '_' (the source's helpers) and is not math or bisect (the "
+            f"modules it imports), got {function_name!r}")
     return render_python(export_plan(model, coef, intercept, feature_names), function_name)
 
 

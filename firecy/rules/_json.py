@@ -89,7 +89,7 @@ def rules_json(est, feature_names=None, X=None, **metadata):
     if feature_names is None:
         feature_names = feature_names_of(ens, getattr(est, "feature_names_in_", None))
     if feature_names is None:
-        feature_names = [f"x{i}" for i in range(int(ens.n_features_in))]
+        feature_names = [f"x{i}" for i in range(int(ens.n_features_in_))]
     intercept, note = estimator_intercept(est, X)
     rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
     for r in rows:

@@ -134,10 +134,14 @@ class BlockDesign:
             )
         if not np.issubdtype(table.dtype, np.integer):
             raise TypeError(f"leaf_table must hold integers, got dtype {table.dtype}")
-        table = np.ascontiguousarray(table, dtype=np.int32)
+        # checked before the cast: an int64 value beyond int32 would wrap
         lo, hi = block_ptr[:-1], block_ptr[1:]
         if np.any(table < lo) or np.any(table >= hi):
             raise ValueError("leaf_table sends a row to a column outside its tree's block")
+        if n_columns > np.iinfo(np.int32).max:
+            raise ValueError(f"{n_columns} columns: the tree layout indexes columns with "
+                             "int32; use BlockDesign.from_matrix")
+        table = np.ascontiguousarray(table, dtype=np.int32)
 
         self = cls._new()
         self.is_tree = True

@@ -147,6 +147,9 @@ cdef class GreedyBlockCD:
         n_used = datafit.n_rows_used
         if not 1 <= n_used <= 4:
             raise ValueError(f"{datafit!r} asks for {n_used} per-row arrays (1 to 4)")
+        # the base class's state-level methods use row[0] and row[1]: a
+        # datafit that asks for one row but inherits them still gets two
+        n_used = max(n_used, 2)
         self.rows = np.zeros((n_used, self.n))
         self.rows_save = np.zeros((n_used, self.n))
         self.work = np.zeros(3 * self.n)

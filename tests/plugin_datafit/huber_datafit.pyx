@@ -13,8 +13,11 @@ from firecy.datafits.base cimport Datafit
 cdef class Huber(Datafit):
     cdef public double delta
 
-    def __init__(self, double delta=1.0):
+    def __init__(self, double delta=1.0, int n_rows_used=2):
         self.delta = delta
+        # 1: asks for fewer rows than the inherited state-level methods use
+        # (the engine must still give them row[1])
+        self.n_rows_used = n_rows_used
 
     cdef int loss(self, const double* y, const double* eta, double* out,
                   Py_ssize_t n) except -1 nogil:

@@ -91,9 +91,23 @@ cdef class LengthWeightedL1(Penalty):
     def weights(self):
         return np.asarray(self._weights).copy()
 
+    cdef int check_columns(self, const Block* blk) except -1 nogil:
+        """The block's columns must have weights: the solver checks the whole
+        design once (check_blocks), the *_of wrappers pass any columns.
+        Columns are increasing, so the ends suffice."""
+        if blk.n and (blk.columns[0] < 0
+                      or blk.columns[blk.n - 1] >= self._weights.shape[0]):
+            with gil:
+                raise ValueError(
+                    f"LengthWeightedL1 has {self._weights.shape[0]} rule weights; "
+                    f"column {blk.columns[blk.n - 1]} has none (bind it to the "
+                    "ensemble: LengthWeightedL1.from_ensemble)")
+        return 0
+
     cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
         cdef double total = 0.0
         cdef Py_ssize_t k
+        self.check_columns(blk)
         for k in range(blk.n):
             total += self._weights[blk.columns[k]] * fabs(w[k])
         return self.lam * total
@@ -101,6 +115,7 @@ cdef class LengthWeightedL1(Penalty):
     cdef int prox(self, const Block* blk, const double* z, const double* step,
                   double* out) except -1 nogil:
         cdef Py_ssize_t k
+        self.check_columns(blk)
         for k in range(blk.n):
             out[k] = soft(z[k], self.lam * self._weights[blk.columns[k]] / step[k]) \
                 if step[k] > 0.0 else 0.0
@@ -110,6 +125,7 @@ cdef class LengthWeightedL1(Penalty):
                      double* hi) except -1 nogil:
         cdef Py_ssize_t k
         cdef double c
+        self.check_columns(blk)
         for k in range(blk.n):
             c = self.lam * self._weights[blk.columns[k]]
             if w[k] > 0.0:
@@ -124,6 +140,7 @@ cdef class LengthWeightedL1(Penalty):
     cdef double lambda_max(self, const Block* blk, const double* grad) except? -1 nogil:
         cdef double m = 0.0
         cdef Py_ssize_t k
+        self.check_columns(blk)
         for k in range(blk.n):
             m = fmax(m, fabs(grad[k]) / self._weights[blk.columns[k]])
         return m
@@ -132,6 +149,7 @@ cdef class LengthWeightedL1(Penalty):
                                  double* grad, double* hess) except -1 nogil:
         cdef Py_ssize_t k, n_groups = 0
         cdef double c
+        self.check_columns(blk)
         for k in range(blk.n):
             if w[k] == 0.0:
                 group[k] = -1
