@@ -1,4 +1,5 @@
 """FIRERegressor: the scikit-learn contract, selection, weights, pandas, errors."""
+import os
 import pickle
 import warnings
 
@@ -46,6 +47,39 @@ def test_check_estimator():
         selection="cv", cv=3, n_lambdas=15,
     )
     check_estimator(est)
+
+
+def test_default_sample_weight_equivalence():
+    # the default forest bootstraps; it draws sum(sample_weight) rows by
+    # weight, in a canonical row order, so integer weights are exactly row
+    # repetitions (the check shuffles the weighted rows and repeats others)
+    from sklearn.utils.estimator_checks import (
+        check_sample_weight_equivalence_on_dense_data,
+    )
+
+    check_sample_weight_equivalence_on_dense_data("FIRERegressor", FIRERegressor())
+
+
+def test_default_forest_bootstrap_size():
+    # weights summing to 1 still get a bootstrap of one draw per row (not one
+    # draw in all), and the fit does not depend on the order of the rows
+    from firecy.estimators._default_forest import fit_default_forest
+
+    rng = np.random.RandomState(0)
+    X, y = rng.rand(40, 3), rng.rand(40)
+    sw = np.full(40, 1 / 40)
+    rf = RandomForestRegressor(n_estimators=5, max_depth=2, random_state=0)
+    fitted = fit_default_forest(clone(rf), X, y, sw, lambda Z: Z)
+    assert fitted.max_samples == 40
+    perm = rng.permutation(40)
+    again = fit_default_forest(clone(rf), X[perm], y[perm], sw[perm], lambda Z: Z)
+    np.testing.assert_array_equal(fitted.predict(X), again.predict(X))
+
+
+@pytest.mark.skipif(not os.environ.get("FIRECY_SLOW_TESTS"),
+                    reason="about 200 s: set FIRECY_SLOW_TESTS=1")
+def test_check_estimator_defaults():
+    check_estimator(FIRERegressor())
 
 
 def test_clone_and_pickle(data, forest):

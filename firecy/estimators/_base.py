@@ -23,6 +23,7 @@ from sklearn.utils.validation import (
 
 from firecy._validation import check_sample_weight
 from firecy.ensembles._dispatch import names_seen_by
+from firecy.estimators._default_forest import fit_default_forest
 from firecy.estimators._model_inspection import (
     inspect_columns,
     is_dataframe,
@@ -179,8 +180,12 @@ class FIREEstimatorBase(BaseEstimator):
         est = self.estimator
         if est is not None and is_fitted_model(est):
             return self._fitted_model(names)
+        self._model_names = (
+            None if names is None or self._native_categorical else list(names)
+        )
         if est is None:
-            model = self._default_model()
+            return fit_default_forest(self._default_model(), X, y, sample_weight,
+                                      self._to_model_input)
         else:
             if not callable(getattr(est, "fit", None)):
                 raise TypeError(
@@ -188,9 +193,6 @@ class FIREEstimatorBase(BaseEstimator):
                 )
             self._check_model_kind(est)
             model = clone(est)
-        self._model_names = (
-            None if names is None or self._native_categorical else list(names)
-        )
         Xm = self._to_model_input(X)
         if weighted and not has_fit_parameter(model, "sample_weight"):
             warnings.warn(
