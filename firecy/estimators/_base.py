@@ -32,7 +32,8 @@ from firecy.estimators._model_inspection import (
     model_n_features,
     unwrap,
 )
-from firecy.estimators._params import check_params, penalty_grid
+from firecy.estimators._params import BUILTIN_PENALTIES, check_params, penalty_grid
+from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
 
 __all__ = ["FIREEstimatorBase"]
@@ -63,6 +64,8 @@ class FIREEstimatorBase(BaseEstimator):
     """
 
     _y_numeric = True
+    _exact_rescaling = False   # squared loss: solve on target and leaf values
+                               # scaled by powers of two (``_scaling``)
 
     # -- tags -----------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -117,8 +120,9 @@ class FIREEstimatorBase(BaseEstimator):
             self, X, y,
             y_numeric=self._y_numeric,
             ensure_min_samples=2,
-            ensure_all_finite="allow-nan" if self._allow_nan() else True,
+            ensure_all_finite="allow-nan",
         )
+        self._check_nan_for_model(X, self.estimator)
         return X, self._validate_target(y)
 
     def _to_model_input(self, X):
@@ -142,11 +146,20 @@ class FIREEstimatorBase(BaseEstimator):
                 )
             validate_data(self, X, reset=False, skip_check_array=True)
             return X
-        X = validate_data(
-            self, X, reset=False,
-            ensure_all_finite="allow-nan" if self._allow_nan() else True,
-        )
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        self._check_nan_for_model(X, self.estimator_)
         return self._to_model_input(X)
+
+    def _check_nan_for_model(self, X, model):
+        """NaN in X is an error of the wrapped model's, and says so."""
+        if not self._allow_nan() and np.isnan(X).any():
+            raise ValueError(
+                f"Input X contains NaN, which the wrapped "
+                f"{type(unwrap(model)).__name__} does not support: impute the missing "
+                "values (e.g. sklearn.impute.SimpleImputer) or use a model that routes "
+                "them (HistGradientBoosting, XGBoost, LightGBM, or the default random "
+                "forest)"
+            )
 
     # -- the ensemble ---------------------------------------------------------
     def _fitted_model(self, names):
@@ -268,9 +281,15 @@ class FIREEstimatorBase(BaseEstimator):
         leaf_values = np.ascontiguousarray(ens.leaf_values, dtype=np.float64)
         block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
         target = y - np.asarray(ens.baseline(Xm), dtype=np.float64)
+        check_finite_design(target, leaf_values, block_ptr, unwrap(model))
 
+        # solve in units where target and leaf values are of order one (exact)
+        self._scale = PowerOfTwoScale(target, leaf_values, enabled=self._exact_rescaling
+                                      and isinstance(self.penalty, str)
+                                      and self.penalty.lower() in BUILTIN_PENALTIES)
+        target_s, leaf_values_s = self._scale.scale_data(target, leaf_values)
         try:
-            self._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n)
+            self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n)
         finally:
             del self._progress   # a callback must not stay on (or pickle with) the model
         self.estimator_ = model
@@ -299,6 +318,8 @@ class FIREEstimatorBase(BaseEstimator):
         splits = self._splits(n) if select else None
         if self.one_se and splits is not None and len(splits) < 2:
             raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
+        scale, grid_units = self._scale, grid
+        grid = scale.scale_grid(grid)
         paths, (g_best, k_best) = select_on_paths(
             grid, leaf_table, leaf_values, block_ptr, target, sw, splits,
             lambdas=self._fixed_lambdas(target, sw, leaf_values),
@@ -308,7 +329,7 @@ class FIREEstimatorBase(BaseEstimator):
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
             max_iter=self.max_iter, progress=getattr(self, "_progress", None),
         )
-        self.paths_ = paths
+        self.paths_ = paths = [scale.unscale_path(p) for p in paths]
         self.path_ = path = paths[g_best]
         self.best_params_ = dict(grid[g_best][0])
         self.coef_ = np.array(path.coefs[k_best], dtype=np.float64)
@@ -317,12 +338,13 @@ class FIREEstimatorBase(BaseEstimator):
         self.n_rules_ = int(np.count_nonzero(self.coef_))
         self.n_iter_ = int(path.n_iter[k_best])
         self.validation_error_ = float(path.validation_error[k_best])
-        pen = copy.deepcopy(grid[g_best][1])
+        pen = copy.deepcopy(grid_units[g_best][1])
         pen.lam = self.lambda_
         self.penalty_ = pen
 
     def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        return None if self.lam is None else np.array([float(self.lam)])
+        # the data here are scaled (``_scale``); lam is in the original units
+        return None if self.lam is None else np.array([float(self.lam)]) / self._scale.lam_factor
 
     # -- predict and rules ----------------------------------------------------
     def _raw_prediction(self, X):

@@ -231,6 +231,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
 
     # -- the hooks of FIREEstimatorBase ----------------------------------------
     _validation_loss = staticmethod(weighted_squared_error)
+    _exact_rescaling = True
 
     def _default_model(self):
         from sklearn.ensemble import RandomForestRegressor
@@ -263,7 +264,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
             # a constant target: the intercept fits it and lambda_max is
             # rounding noise; one point with every weight at zero
             yw = target[sample_weight > 0]
-            if np.ptp(yw) <= 1e-12 * max(1.0, float(np.max(np.abs(yw)))):
+            if np.ptp(yw) <= 1e-12 * float(np.max(np.abs(yw))):
                 big = (float(np.max(np.abs(leaf_values))) + 1.0) * (
                     float(np.max(np.abs(yw))) + 1.0)
                 return np.array([big])
