@@ -198,6 +198,9 @@ class _ReportingEstimator:
 def test_progress_is_reported(capsys, monkeypatch, with_tqdm):
     from firecy import cli
 
+    from firecy.cli import _progress
+
+    monkeypatch.setattr(_progress, "_isatty", lambda stream: True)  # as on a terminal
     if with_tqdm:
         pytest.importorskip("tqdm")
     else:
@@ -208,6 +211,49 @@ def test_progress_is_reported(capsys, monkeypatch, with_tqdm):
     assert "FIRE path, test" in err and "6 rules" in err
     if not with_tqdm:
         assert "4 points" in err
+
+
+class _StagedEstimator:
+    """Reports a full path (rule counts growing) then validation folds."""
+
+    def fit(self, X, y, progress=None):
+        from types import SimpleNamespace
+
+        from firecy.estimators._selection import _stage
+
+        full, folds = _stage(progress, "full path"), _stage(progress, "validation")
+        for k in range(5):
+            full(k, 5, SimpleNamespace(n_rules=3 * k))
+        for k in range(7):
+            folds(k, 7, SimpleNamespace(n_rules=0))
+        return self
+
+
+def test_progress_redirected_is_one_line_per_stage_without_carriage_returns(capsys):
+    # stderr is not a terminal under capsys: no \r, and the folds' counts and
+    # rule numbers do not run on from the full path's
+    from firecy import cli
+
+    cli._fit_fire(_StagedEstimator(), None, None, "FIRE", True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert err.splitlines() == ["FIRE (full path): 5 points, last point 12 rules",
+                                "FIRE (validation): 7 points, last point 0 rules"]
+
+
+def test_progress_on_a_terminal_keeps_stages_apart(capsys, monkeypatch):
+    from firecy import cli
+    from firecy.cli import _progress
+
+    monkeypatch.setattr(_progress, "_isatty", lambda stream: True)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    monkeypatch.setattr(cli.time, "perf_counter", iter(range(0, 100, 1)).__next__)
+    cli._fit_fire(_StagedEstimator(), None, None, "FIRE", True)
+    lines = capsys.readouterr().err.split("\n")
+    full = [seg for seg in lines[0].split("\r") if seg.strip()]
+    folds = [seg for seg in lines[1].split("\r") if seg.strip()]
+    assert full[-1].strip() == "FIRE (full path): 5 points, 12 rules"
+    assert folds[-1].strip() == "FIRE (validation): 7 points, 0 rules"
 
 
 def test_demo_without_optional_dependencies(tmp_path):

@@ -32,7 +32,12 @@ from firecy.estimators._model_inspection import (
     model_n_features,
     unwrap,
 )
-from firecy.estimators._params import BUILTIN_PENALTIES, check_params, penalty_grid
+from firecy.estimators._params import (
+    BUILTIN_PENALTIES,
+    check_lambdas,
+    check_params,
+    penalty_grid,
+)
 from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
 
@@ -249,7 +254,6 @@ class FIREEstimatorBase(BaseEstimator):
         from firecy.ensembles import rule_ensemble_from_model
         from firecy.penalties import bind_ensemble
 
-        self._progress = progress
         check_params(self)
         grid = penalty_grid(self)
         X, y = self._validate_fit_data(X, y)
@@ -288,10 +292,10 @@ class FIREEstimatorBase(BaseEstimator):
                                       and isinstance(self.penalty, str)
                                       and self.penalty.lower() in BUILTIN_PENALTIES)
         target_s, leaf_values_s = self._scale.scale_data(target, leaf_values)
-        try:
-            self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n)
-        finally:
-            del self._progress   # a callback must not stay on (or pickle with) the model
+        # progress is an argument, never an attribute: a callback must not
+        # pickle with the model, and two threads may fit one object
+        self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n,
+                     progress=progress)
         self.estimator_ = model
         self.ensemble_ = ens
         return self
@@ -312,7 +316,8 @@ class FIREEstimatorBase(BaseEstimator):
             splitter = check_cv(self.cv)
         return list(splitter.split(np.zeros((n, 1))))
 
-    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n):
+    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n,
+                progress=None):
         """Run the selection; set the fitted attributes from its choice."""
         select = self.lam is None or len(grid) > 1
         splits = self._splits(n) if select else None
@@ -327,7 +332,7 @@ class FIREEstimatorBase(BaseEstimator):
             refine_path=bool(self.refine_path), one_se=bool(self.one_se),
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
-            max_iter=self.max_iter, progress=getattr(self, "_progress", None),
+            max_iter=self.max_iter, progress=progress,
         )
         self.paths_ = paths = [scale.unscale_path(p) for p in paths]
         self.path_ = path = paths[g_best]
@@ -343,8 +348,11 @@ class FIREEstimatorBase(BaseEstimator):
         self.penalty_ = pen
 
     def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        # the data here are scaled (``_scale``); lam is in the original units
-        return None if self.lam is None else np.array([float(self.lam)]) / self._scale.lam_factor
+        # the data here are scaled (``_scale``); lam, lambdas in the original units
+        if self.lam is not None:
+            return np.array([float(self.lam)]) / self._scale.lam_factor
+        lambdas = check_lambdas(getattr(self, "lambdas", None))
+        return None if lambdas is None else lambdas / self._scale.lam_factor
 
     # -- predict and rules ----------------------------------------------------
     def _raw_prediction(self, X):
@@ -366,3 +374,55 @@ class FIREEstimatorBase(BaseEstimator):
         from firecy.rules import rules_table
 
         return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names())
+
+    def summary(self, X=None, **kwargs):
+        """The fitted rule set as text: intercept, one line per rule, counts.
+
+        The estimator's ``repr`` stays scikit-learn's (its parameters);
+        ``print(est.summary())`` shows what it learned.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, optional
+            Data for each rule's support and the missing-value notes.
+        **kwargs
+            Passed to :func:`firecy.rules.rules_report` (``precision``,
+            ``digits``, ``max_rules``, ``show_missing``).
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        from firecy.rules import rules_report
+
+        head = (f"{type(self).__name__}: {self.n_rules_} rules, lambda = "
+                f"{self.lambda_:.4g}, {self.best_params_}\n")
+        return head + rules_report(self, X=X, **kwargs)
+
+    def transform(self, X):
+        """The selected rules as features: their design columns on ``X``.
+
+        Column ``k`` is design column ``np.flatnonzero(coef_)[k]`` (the
+        ``column`` of :attr:`rules_`): the rule's leaf value on the rows the
+        rule selects, 0 elsewhere, so that the raw prediction is
+        ``baseline + intercept_ + transform(X) @ coef_[coef_ != 0]``.
+        ``transform(X) != 0`` is the 0/1 rule indicator when no kept leaf
+        value is exactly 0 (use :meth:`RuleEnsemble.rule_mask` otherwise).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules_)
+        """
+        Xm = self._validate_predict_data(X)
+        ens = self.ensemble_
+        kept = np.flatnonzero(np.asarray(self.coef_).reshape(len(ens.leaf_values), -1)
+                              .any(axis=1))
+        table = np.asarray(ens.leaf_table(Xm))
+        tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
+        lands = table[:, tree] == kept[None, :]
+        return np.where(lands, np.asarray(ens.leaf_values, dtype=np.float64)[kept], 0.0)

@@ -77,6 +77,12 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
     lam : float, default=None
         Fixed sparsity strength :math:`\lambda_s`. ``None`` selects it on a
         path.
+    lambdas : array-like of float, default=None
+        The path's lambda grid (decreasing order not needed), instead of
+        ``n_lambdas`` values from ``lambda_max``; selection runs over it (and
+        refinement inserts points between its values). Needed by a penalty
+        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). Exclusive
+        with ``lam``.
     gamma : float or list of float, default=1.1
         MCP concavity, > 1. The paper's choice for very sparse rule sets is
         1.1; larger values shrink more and select less aggressively. A list
@@ -192,6 +198,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         *,
         penalty="mcp",
         lam=None,
+        lambdas=None,
         gamma=1.1,
         fusion=0.5,
         group_l0=0.0,
@@ -212,6 +219,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.estimator = estimator
         self.penalty = penalty
         self.lam = lam
+        self.lambdas = lambdas
         self.gamma = gamma
         self.fusion = fusion
         self.group_l0 = group_l0
