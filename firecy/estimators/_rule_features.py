@@ -4,13 +4,17 @@
 ``summary`` (the rule set as text; the ``repr`` stays scikit-learn's).
 """
 import numpy as np
+from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["RuleFeaturesMixin"]
 
 
-class RuleFeaturesMixin:
+class RuleFeaturesMixin(TransformerMixin):
     """``transform`` and ``summary`` for a fitted FIRE estimator (internal).
+
+    A transformer to scikit-learn (``fit_transform``, the transformer
+    checks of ``check_estimator``), a predictor first.
 
     Reads ``coef_``, ``ensemble_``, ``n_rules_``, ``lambda_``,
     ``best_params_`` and the estimator's ``_validate_predict_data``.
