@@ -106,7 +106,13 @@ def check_sample_weight(sample_weight, n_samples, *, normalize=False):
         raise ValueError("sample_weight contains NaN or infinity")
     if np.any(sw < 0):
         raise ValueError("sample_weight must be non-negative")
-    total = sw.sum()
+    with np.errstate(over="ignore"):
+        total = sw.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight sums to more than float64 can hold: divide the weights by a "
+            "constant (only their ratios matter to the objective)"
+        )
     if total <= 0:
         raise ValueError("sample_weight sums to zero")
     if normalize:

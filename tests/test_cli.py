@@ -75,8 +75,10 @@ def csv_file(tmp_path):
 
 def test_extract_writes_json(tmp_path, csv_file, capsys):
     out = tmp_path / "rules.json"
+    # exact thresholds: then the printed text is the JSON's
     code = main(["extract", str(csv_file), "--target", "price", "--drop", "id",
-                 "--max-rules", "6", "--output", str(out), "--seed", "0", *SMALL])
+                 "--max-rules", "6", "--output", str(out), "--seed", "0",
+                 "--exact-thresholds", *SMALL])
     assert code == 0
     printed = capsys.readouterr().out
     doc = json.loads(out.read_text())
@@ -198,6 +200,9 @@ class _ReportingEstimator:
 def test_progress_is_reported(capsys, monkeypatch, with_tqdm):
     from firecy import cli
 
+    from firecy.cli import _progress
+
+    monkeypatch.setattr(_progress, "_isatty", lambda stream: True)  # as on a terminal
     if with_tqdm:
         pytest.importorskip("tqdm")
     else:
@@ -208,6 +213,49 @@ def test_progress_is_reported(capsys, monkeypatch, with_tqdm):
     assert "FIRE path, test" in err and "6 rules" in err
     if not with_tqdm:
         assert "4 points" in err
+
+
+class _StagedEstimator:
+    """Reports a full path (rule counts growing) then validation folds."""
+
+    def fit(self, X, y, progress=None):
+        from types import SimpleNamespace
+
+        from firecy.estimators._selection import _stage
+
+        full, folds = _stage(progress, "full path"), _stage(progress, "validation")
+        for k in range(5):
+            full(k, 5, SimpleNamespace(n_rules=3 * k))
+        for k in range(7):
+            folds(k, 7, SimpleNamespace(n_rules=0))
+        return self
+
+
+def test_progress_redirected_is_one_line_per_stage_without_carriage_returns(capsys):
+    # stderr is not a terminal under capsys: no \r, and the folds' counts and
+    # rule numbers do not run on from the full path's
+    from firecy import cli
+
+    cli._fit_fire(_StagedEstimator(), None, None, "FIRE", True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert err.splitlines() == ["FIRE (full path): 5 points, last point 12 rules",
+                                "FIRE (validation): 7 points, last point 0 rules"]
+
+
+def test_progress_on_a_terminal_keeps_stages_apart(capsys, monkeypatch):
+    from firecy import cli
+    from firecy.cli import _progress
+
+    monkeypatch.setattr(_progress, "_isatty", lambda stream: True)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    monkeypatch.setattr(cli.time, "perf_counter", iter(range(0, 100, 1)).__next__)
+    cli._fit_fire(_StagedEstimator(), None, None, "FIRE", True)
+    lines = capsys.readouterr().err.split("\n")
+    full = [seg for seg in lines[0].split("\r") if seg.strip()]
+    folds = [seg for seg in lines[1].split("\r") if seg.strip()]
+    assert full[-1].strip() == "FIRE (full path): 5 points, 12 rules"
+    assert folds[-1].strip() == "FIRE (validation): 7 points, 0 rules"
 
 
 def test_demo_without_optional_dependencies(tmp_path):
@@ -305,3 +353,134 @@ def test_extract_default_output_follows_format(tmp_path, csv_file, capsys, monke
                  "--format", "sql", "--max-rules", "3", *SMALL]) == 0
     assert (tmp_path / "rules.sql").exists() and not (tmp_path / "rules.json").exists()
     assert "saved rules.sql" in capsys.readouterr().out
+
+
+# ------------------------------------------- data errors, warnings, rounding ---
+
+def test_csv_with_header_and_no_rows(tmp_path, capsys):
+    path = tmp_path / "empty.csv"
+    path.write_text("a,b,y\n")
+    assert main(["extract", str(path), "--target", "y", *SMALL]) == 1
+    assert "has a header row but no data rows" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf"])
+def test_csv_with_infinite_feature_names_the_column(tmp_path, capsys, value):
+    rng = np.random.RandomState(0)
+    rows = ["size of house,b,y"] + [f"{rng.rand():.3f},{rng.rand():.3f},{rng.rand():.3f}"
+                                    for _ in range(30)]
+    rows[7] = f"{value},0.5,0.5"
+    path = tmp_path / "inf.csv"
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["extract", str(path), "--target", "y", "--model", "xgboost", *SMALL]) == 1
+    err = capsys.readouterr().err
+    assert "column 'size of house' contains infinite values (CSV line(s) 8)" in err
+
+
+def test_convergence_warning_speaks_the_commands_language(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["demo", "--output-dir", str(out), "--max-iter", "1", "--tol", "1e-9",
+                 *SMALL]) == 0
+    err = capsys.readouterr().err
+    warn = [ln for ln in err.splitlines() if "warning" in ln]
+    assert warn and all(ln.startswith("firecy: warning: ") for ln in warn)
+    assert "raise --max-iter, or --tol" in err and "max_iter" not in err
+    assert ".py" not in err
+    assert len(warn) == len(set(warn))
+
+
+def _lightgbm_fit(kind="lightgbm"):
+    from firecy import FIRERegressor
+
+    rng = np.random.RandomState(0)
+    # one-decimal values: LightGBM's thresholds are float64 midpoints such as
+    # 27.600000000000005
+    X = np.round(rng.uniform(20, 40, size=(300, 3)), 1)
+    y = (X[:, 0] > 27.6) * 3.0 + np.sin(X[:, 1]) + 0.1 * rng.randn(300)
+    if kind == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        model = lgb.LGBMRegressor(n_estimators=40, num_leaves=8, max_depth=3, verbose=-1,
+                                  random_state=0)
+    elif kind == "xgboost":   # float32 comparisons, x < t
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRegressor(n_estimators=40, max_depth=3, random_state=0)
+    else:                     # scikit-learn: float32 input, x <= t
+        from sklearn.ensemble import RandomForestRegressor
+
+        model = RandomForestRegressor(n_estimators=40, max_depth=3, random_state=0)
+    fire = FIRERegressor(model, max_rules=10, cv=3, n_lambdas=20, random_state=0).fit(X, y)
+    return X, fire
+
+
+def _printed_rules(shown, fire):
+    from firecy.rules import rules_table
+
+    return rules_table(shown, fire.coef_, as_frame=False)
+
+
+@pytest.mark.parametrize("kind", ["lightgbm", "xgboost", "rf"])
+def test_short_thresholds_select_the_same_rows(kind):
+    from firecy.cli._rounding import display_ensemble
+    from firecy.rules import evaluate_parsed
+
+    X, fire = _lightgbm_fit(kind)
+    ens = fire.ensemble_
+    shown, n_short = display_ensemble(ens, fire.coef_, X)
+    rows = _printed_rules(shown, fire)
+    exact = _printed_rules(ens, fire)
+    if kind == "lightgbm":
+        assert n_short > 0 and "27.6 " in " ".join(r["rule"] + " " for r in rows)
+        assert "27.600000000000005" in " ".join(r["rule"] for r in exact)
+    assert [r["column"] for r in rows] == [r["column"] for r in exact]
+    # the data, rows exactly on each threshold, and 15-digit values next to it
+    probes = [X]
+    for r in rows:
+        for c in ens.rules[r["column"]]:
+            t = float(c.threshold)
+            for v in (t, float(f"{t:.15g}"), float(f"{t:.3g}"), np.nextafter(t, 0),
+                      float(f"{t:.15g}") + 1e-13, float(f"{t:.15g}") - 1e-13):
+                row = X[:1].copy()
+                row[0, c.feature] = float(f"{v:.15g}")   # what a CSV can hold
+                probes.append(row)
+    Xp = np.vstack(probes)
+    for r in rows:
+        parsed = parse_rule(r["rule"], list(ens.feature_names))
+        np.testing.assert_array_equal(evaluate_parsed(parsed, Xp, dtype="float64"),
+                                      ens.rule_mask(r["column"], Xp), err_msg=r["rule"])
+
+
+def test_short_threshold_is_refused_when_a_row_would_move():
+    # the value 27.600000000000005 itself (not a 15-digit number; the only
+    # float64 between 27.6 and it) in the data shown: that condition keeps
+    # its exact threshold
+    from firecy.cli._rounding import display_ensemble
+
+    X, fire = _lightgbm_fit()
+    ens = fire.ensemble_
+    cond = next(c for j in np.flatnonzero(fire.coef_) for c in ens.rules[j]
+                if float(c.threshold) == 27.600000000000005)
+    trap = X[:1].copy()
+    trap[0, cond.feature] = 27.600000000000005
+    assert float(f"{trap[0, cond.feature]:.15g}") == 27.6 != trap[0, cond.feature]
+    shown, _ = display_ensemble(ens, fire.coef_, np.vstack([X, trap]))
+    text = " ".join(r["rule"] for r in _printed_rules(shown, fire))
+    assert "27.600000000000005" in text and "27.6 " not in text + " "
+
+
+def test_extract_prints_short_thresholds_and_says_so(tmp_path, capsys):
+    pytest.importorskip("lightgbm")
+    X, _ = _lightgbm_fit()
+    rng = np.random.RandomState(1)
+    y = (X[:, 0] > 27.6) * 3.0 + rng.randn(len(X)) * 0.1
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y",
+               comments="", fmt="%.15g")
+    args = ["extract", str(path), "--target", "y", "--model", "lightgbm", "--output",
+            str(tmp_path / "r.json"), *SMALL]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    rules = [ln for ln in out.splitlines() if " then " in ln]
+    assert "printed short" in out and not any("00000000" in ln for ln in rules)
+    assert main(args + ["--exact-thresholds"]) == 0
+    rules = [ln for ln in capsys.readouterr().out.splitlines() if " then " in ln]
+    assert any("00000000" in ln for ln in rules)

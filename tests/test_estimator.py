@@ -1,4 +1,5 @@
 """FIRERegressor: the scikit-learn contract, selection, weights, pandas, errors."""
+import os
 import pickle
 import warnings
 
@@ -46,6 +47,39 @@ def test_check_estimator():
         selection="cv", cv=3, n_lambdas=15,
     )
     check_estimator(est)
+
+
+def test_default_sample_weight_equivalence():
+    # the default forest bootstraps; it draws sum(sample_weight) rows by
+    # weight, in a canonical row order, so integer weights are exactly row
+    # repetitions (the check shuffles the weighted rows and repeats others)
+    from sklearn.utils.estimator_checks import (
+        check_sample_weight_equivalence_on_dense_data,
+    )
+
+    check_sample_weight_equivalence_on_dense_data("FIRERegressor", FIRERegressor())
+
+
+def test_default_forest_bootstrap_size():
+    # weights summing to 1 still get a bootstrap of one draw per row (not one
+    # draw in all), and the fit does not depend on the order of the rows
+    from firecy.estimators._default_forest import fit_default_forest
+
+    rng = np.random.RandomState(0)
+    X, y = rng.rand(40, 3), rng.rand(40)
+    sw = np.full(40, 1 / 40)
+    rf = RandomForestRegressor(n_estimators=5, max_depth=2, random_state=0)
+    fitted = fit_default_forest(clone(rf), X, y, sw, lambda Z: Z)
+    assert fitted.max_samples == 40
+    perm = rng.permutation(40)
+    again = fit_default_forest(clone(rf), X[perm], y[perm], sw[perm], lambda Z: Z)
+    np.testing.assert_array_equal(fitted.predict(X), again.predict(X))
+
+
+@pytest.mark.skipif(not os.environ.get("FIRECY_SLOW_TESTS"),
+                    reason="about 200 s: set FIRECY_SLOW_TESTS=1")
+def test_check_estimator_defaults():
+    check_estimator(FIRERegressor())
 
 
 def test_clone_and_pickle(data, forest):
@@ -438,3 +472,117 @@ def test_fit_reports_progress_per_path_point():
     assert len(calls) == len(est.path_.lambdas) + 5 * int(np.sum(est.path_.eligible))
     assert all(0 <= k < n for k, n, _ in calls)
     pickle.dumps(est)  # the callback did not stay on the model
+
+
+# ------------------------------------------- lambdas, transform, summary ---
+
+class _Ridge:
+    """A plug-in ridge: lambda_max is infinite (no lambda zeroes every weight)."""
+
+    lam = 1.0
+    is_separable = True
+
+    def value(self, w, curvature):
+        return 0.5 * self.lam * w @ w
+
+    def prox(self, z, step, curvature):
+        return step * z / (step + self.lam)
+
+    def subdiff(self, w, curvature):
+        return self.lam * w, self.lam * w
+
+    def lambda_max(self, grad, curvature):
+        return np.inf if grad.any() else 0.0
+
+
+def test_lambdas_grid_lets_an_unbounded_penalty_select(data, forest):
+    X, y = data
+    with pytest.raises(ValueError, match="grid explicitly"):
+        FIRERegressor(forest, penalty=_Ridge(), max_rules=None, cv=3).fit(X, y)
+    grid = [3.0, 1.0, 0.3]
+    est = FIRERegressor(forest, penalty=_Ridge(), lambdas=grid, max_rules=None, cv=3,
+                        random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.path_.lambdas, sorted(grid, reverse=True))
+    # the selected point is the lowest CV error of the three
+    k = int(np.argmin(est.path_.validation_error))
+    assert est.lambda_ == est.path_.lambdas[k]
+    # ridge's closed form at the selected lambda (on the weighted mean-centred
+    # design: (M^T M / n + lam I) w = M^T (y - ybar) / n)
+    from firecy.ensembles import rule_ensemble_from_model
+
+    ens = rule_ensemble_from_model(forest)
+    M = ens.design(X).toarray() if hasattr(ens.design(X), "toarray") else ens.design(X)
+    Mc, yc = M - M.mean(axis=0), y - y.mean()
+    n = len(y)
+    w = np.linalg.solve(Mc.T @ Mc / n + est.lambda_ * np.eye(M.shape[1]), Mc.T @ yc / n)
+    np.testing.assert_allclose(est.coef_, w, atol=1e-3 * np.abs(w).max())
+
+
+def test_lambdas_and_lam_are_exclusive_and_checked(data, forest):
+    X, y = data
+    with pytest.raises(ValueError, match="not both"):
+        FIRERegressor(forest, lam=0.1, lambdas=[1.0]).fit(X, y)
+    for bad in ([], [1.0, np.nan], [-1.0], [[1.0]]):
+        with pytest.raises(ValueError, match="lambdas must be"):
+            FIRERegressor(forest, lambdas=bad).fit(X, y)
+
+
+def test_lambdas_give_the_same_path_as_the_default_grid(data, forest):
+    X, y = data
+    ref = FIRERegressor(forest, n_lambdas=12, refine_path=False, random_state=0).fit(X, y)
+    again = FIRERegressor(forest, lambdas=ref.paths_[0].lambdas, refine_path=False,
+                          random_state=0).fit(X, y)
+    np.testing.assert_allclose(again.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+
+
+def test_transform_gives_the_kept_rules_design_columns(data, forest):
+    X, y = data
+    est = FIRERegressor(forest, max_rules=6, random_state=0).fit(X, y)
+    T = est.transform(X[:50])
+    assert T.shape == (50, est.n_rules_)
+    kept = est.coef_ != 0
+    pred = est.ensemble_.baseline(X[:50]).ravel() + est.intercept_ + T @ est.coef_[kept]
+    np.testing.assert_allclose(pred, est.predict(X[:50]), rtol=1e-12, atol=1e-10)
+    cols = np.flatnonzero(kept)
+    # the rule's own conditions select the rows where its column is nonzero
+    for k, j in enumerate(cols):
+        np.testing.assert_array_equal(est.ensemble_.rule_mask(j, X[:50]), T[:, k] != 0)
+
+
+def test_summary_lists_the_rules_and_repr_stays_sklearns(data, forest):
+    X, y = data
+    est = FIRERegressor(forest, max_rules=5, random_state=0).fit(X, y)
+    text = est.summary()
+    assert text.startswith(f"FIRERegressor: {est.n_rules_} rules")
+    assert text.count(" then ") == est.n_rules_
+    assert repr(est) == repr(clone(est))   # parameters only, as in scikit-learn
+
+
+def test_fit_from_two_threads(data, forest):
+    # one object fitted from two threads, and two objects with progress
+    # callbacks: no AttributeError, and the results equal a sequential fit
+    import threading
+
+    X, y = data
+    ref = FIRERegressor(forest, max_rules=5, cv=3, n_lambdas=12, random_state=0).fit(X, y)
+    shared = clone(ref)
+    pair = [clone(ref), clone(ref)]
+    errors, calls = [], []
+
+    def run(est, progress):
+        try:
+            est.fit(X, y, progress=progress)
+        except Exception as exc:   # pragma: no cover - the failure being tested
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(shared, None)) for _ in range(2)]
+    threads += [threading.Thread(target=run, args=(e, lambda *a: calls.append(1)))
+                for e in pair]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for est in [shared] + pair:
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+    assert calls and not hasattr(pair[0], "_progress")

@@ -19,8 +19,10 @@ Modules: ``_parser`` (options), ``_demo`` and ``_extract`` (the commands),
 (reading the data), ``_progress`` (progress bar), ``_errors`` (one-line
 errors).
 """
+import re
 import sys
-import time  # noqa: F401 (tests time the progress counter through firecy.cli.time)
+import time
+import warnings  # noqa: F401 (tests time the progress counter through firecy.cli.time)
 
 from firecy.cli._errors import PROG, CLIError, one_line
 from firecy.cli._parser import build_parser
@@ -28,6 +30,26 @@ from firecy.cli._progress import fit_with_progress as _fit_fire  # noqa: F401
 from firecy.rules._json import rules_json  # noqa: F401 (lives in firecy.rules)
 
 __all__ = ["main", "build_parser"]
+
+def _warning_printer():
+    """``warnings.showwarning`` for the command: one line, no source path, the
+    command's options where the library names its parameters, and each kind
+    of warning once (every fold and path point may raise the same one)."""
+    shown = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message).strip()
+        text = text.splitlines()[0] if text else category.__name__
+        text = re.sub(r"^firecy: ", "", text)
+        text = re.sub(r"increase max_iter or tol\.?",
+                      "raise --max-iter, or --tol for a looser solution", text)
+        kind = (category, re.sub(r"[0-9.e+-]+", "#", text))
+        if kind in shown:
+            return
+        shown.add(kind)
+        print(f"{PROG}: warning: {text}", file=sys.stderr if file is None else file)
+
+    return show
 
 
 def main(argv=None):
@@ -76,7 +98,9 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_printer()
+            return int(args.func(args) or 0)
     except CLIError as exc:
         if args.debug:
             raise

@@ -27,6 +27,8 @@ def read_csv(path, target, drop):
         raise CLIError(f"cannot read {path} as CSV: {msg}") from None
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(df) == 0:
+        raise CLIError(f"{path} has a header row but no data rows")
     if target not in df.columns:
         cols = ", ".join(map(str, df.columns[:20])) + (", ..." if df.shape[1] > 20 else "")
         raise CLIError(f"target column {target!r} is not in {path} (columns: {cols})")
@@ -65,6 +67,14 @@ def read_csv(path, target, drop):
             raise CLIError(f"column {str(c)!r} is not numeric{example}; encode it as numbers "
                            f"or leave it out with --drop {c}")
     X = X.astype(float)
+    for c in X.columns:
+        bad = np.flatnonzero(np.isinf(X[c].to_numpy()))
+        if bad.size:
+            lines = ", ".join(str(i + 2) for i in bad[:5])
+            raise CLIError(f"column {str(c)!r} contains infinite values (CSV line(s) "
+                           f"{lines}{', ...' if bad.size > 5 else ''}); replace them, "
+                           f"e.g. by an empty cell (missing), or leave the column out "
+                           f"with --drop {c}")
     X.columns = [str(c) for c in X.columns]
     if len(X) < 10:
         raise CLIError(f"{path} has {len(X)} data row{'' if len(X) == 1 else 's'}; "

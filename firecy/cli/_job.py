@@ -40,7 +40,8 @@ def _make_fire(model, args, penalty, fusion):
                   n_lambdas=args.n_lambdas, selection=args.selection, cv=args.cv,
                   one_se=args.one_se,
                   refine_path=not args.no_refine_path, random_state=args.seed,
-                  n_jobs=args.n_jobs)
+                  n_jobs=args.n_jobs, tol=getattr(args, "tol", 1e-6),
+                  max_iter=getattr(args, "max_iter", None))
     if penalty == "mcp":
         params["gamma"] = args.gamma
     return FIRERegressor(**params)

@@ -64,6 +64,17 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "error of the best cross-validation error")
     g.add_argument("--no-refine-path", action="store_true",
                    help="do not bisect the path where the number of rules jumps")
+    g.add_argument("--tol", default=1e-6,
+                   type=_number("--tol", float, lambda v: math.isfinite(v) and v > 0,
+                                "a positive number"),
+                   help="solver tolerance (default 1e-6; larger is faster, less exact)")
+    g.add_argument("--max-iter", type=_positive_int("--max-iter"), default=None,
+                   metavar="N",
+                   help="block updates per path point before a convergence warning "
+                        "(default 1000 per tree)")
+    g.add_argument("--exact-thresholds", action="store_true",
+                   help="print thresholds exactly (default: the shortest decimal that "
+                        "selects the same rows for every value with up to 15 digits)")
     g = p.add_argument_group("tree ensemble")
     g.add_argument("--n-trees", type=_positive_int("--n-trees"), default=n_trees, metavar="N",
                    help=f"number of trees (default {n_trees})")

@@ -23,6 +23,7 @@ from sklearn.utils.validation import (
 
 from firecy._validation import check_sample_weight
 from firecy.ensembles._dispatch import names_seen_by
+from firecy.estimators._default_forest import fit_default_forest
 from firecy.estimators._model_inspection import (
     inspect_columns,
     is_dataframe,
@@ -31,13 +32,20 @@ from firecy.estimators._model_inspection import (
     model_n_features,
     unwrap,
 )
-from firecy.estimators._params import check_params, penalty_grid
+from firecy.estimators._params import (
+    BUILTIN_PENALTIES,
+    check_lambdas,
+    check_params,
+    penalty_grid,
+)
+from firecy.estimators._rule_features import RuleFeaturesMixin
+from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
 
 __all__ = ["FIREEstimatorBase"]
 
 
-class FIREEstimatorBase(BaseEstimator):
+class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
     """Base of the FIRE estimators (internal).
 
     A subclass defines ``__init__`` with at least the parameters of
@@ -62,6 +70,8 @@ class FIREEstimatorBase(BaseEstimator):
     """
 
     _y_numeric = True
+    _exact_rescaling = False   # squared loss: solve on target and leaf values
+                               # scaled by powers of two (``_scaling``)
 
     # -- tags -----------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -116,8 +126,9 @@ class FIREEstimatorBase(BaseEstimator):
             self, X, y,
             y_numeric=self._y_numeric,
             ensure_min_samples=2,
-            ensure_all_finite="allow-nan" if self._allow_nan() else True,
+            ensure_all_finite="allow-nan",
         )
+        self._check_nan_for_model(X, self.estimator)
         return X, self._validate_target(y)
 
     def _to_model_input(self, X):
@@ -141,11 +152,20 @@ class FIREEstimatorBase(BaseEstimator):
                 )
             validate_data(self, X, reset=False, skip_check_array=True)
             return X
-        X = validate_data(
-            self, X, reset=False,
-            ensure_all_finite="allow-nan" if self._allow_nan() else True,
-        )
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        self._check_nan_for_model(X, self.estimator_)
         return self._to_model_input(X)
+
+    def _check_nan_for_model(self, X, model):
+        """NaN in X is an error of the wrapped model's, and says so."""
+        if not self._allow_nan() and np.isnan(X).any():
+            raise ValueError(
+                f"Input X contains NaN, which the wrapped "
+                f"{type(unwrap(model)).__name__} does not support: impute the missing "
+                "values (e.g. sklearn.impute.SimpleImputer) or use a model that routes "
+                "them (HistGradientBoosting, XGBoost, LightGBM, or the default random "
+                "forest)"
+            )
 
     # -- the ensemble ---------------------------------------------------------
     def _fitted_model(self, names):
@@ -179,8 +199,12 @@ class FIREEstimatorBase(BaseEstimator):
         est = self.estimator
         if est is not None and is_fitted_model(est):
             return self._fitted_model(names)
+        self._model_names = (
+            None if names is None or self._native_categorical else list(names)
+        )
         if est is None:
-            model = self._default_model()
+            return fit_default_forest(self._default_model(), X, y, sample_weight,
+                                      self._to_model_input)
         else:
             if not callable(getattr(est, "fit", None)):
                 raise TypeError(
@@ -188,9 +212,6 @@ class FIREEstimatorBase(BaseEstimator):
                 )
             self._check_model_kind(est)
             model = clone(est)
-        self._model_names = (
-            None if names is None or self._native_categorical else list(names)
-        )
         Xm = self._to_model_input(X)
         if weighted and not has_fit_parameter(model, "sample_weight"):
             warnings.warn(
@@ -234,7 +255,6 @@ class FIREEstimatorBase(BaseEstimator):
         from firecy.ensembles import rule_ensemble_from_model
         from firecy.penalties import bind_ensemble
 
-        self._progress = progress
         check_params(self)
         grid = penalty_grid(self)
         X, y = self._validate_fit_data(X, y)
@@ -266,11 +286,17 @@ class FIREEstimatorBase(BaseEstimator):
         leaf_values = np.ascontiguousarray(ens.leaf_values, dtype=np.float64)
         block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
         target = y - np.asarray(ens.baseline(Xm), dtype=np.float64)
+        check_finite_design(target, leaf_values, block_ptr, unwrap(model))
 
-        try:
-            self._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n)
-        finally:
-            del self._progress   # a callback must not stay on (or pickle with) the model
+        # solve in units where target and leaf values are of order one (exact)
+        self._scale = PowerOfTwoScale(target, leaf_values, enabled=self._exact_rescaling
+                                      and isinstance(self.penalty, str)
+                                      and self.penalty.lower() in BUILTIN_PENALTIES)
+        target_s, leaf_values_s = self._scale.scale_data(target, leaf_values)
+        # progress is an argument, never an attribute: a callback must not
+        # pickle with the model, and two threads may fit one object
+        self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n,
+                     progress=progress)
         self.estimator_ = model
         self.ensemble_ = ens
         return self
@@ -291,12 +317,15 @@ class FIREEstimatorBase(BaseEstimator):
             splitter = check_cv(self.cv)
         return list(splitter.split(np.zeros((n, 1))))
 
-    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n):
+    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n,
+                progress=None):
         """Run the selection; set the fitted attributes from its choice."""
         select = self.lam is None or len(grid) > 1
         splits = self._splits(n) if select else None
         if self.one_se and splits is not None and len(splits) < 2:
             raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
+        scale, grid_units = self._scale, grid
+        grid = scale.scale_grid(grid)
         paths, (g_best, k_best) = select_on_paths(
             grid, leaf_table, leaf_values, block_ptr, target, sw, splits,
             lambdas=self._fixed_lambdas(target, sw, leaf_values),
@@ -304,9 +333,9 @@ class FIREEstimatorBase(BaseEstimator):
             refine_path=bool(self.refine_path), one_se=bool(self.one_se),
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
-            max_iter=self.max_iter, progress=getattr(self, "_progress", None),
+            max_iter=self.max_iter, progress=progress,
         )
-        self.paths_ = paths
+        self.paths_ = paths = [scale.unscale_path(p) for p in paths]
         self.path_ = path = paths[g_best]
         self.best_params_ = dict(grid[g_best][0])
         self.coef_ = np.array(path.coefs[k_best], dtype=np.float64)
@@ -315,12 +344,16 @@ class FIREEstimatorBase(BaseEstimator):
         self.n_rules_ = int(np.count_nonzero(self.coef_))
         self.n_iter_ = int(path.n_iter[k_best])
         self.validation_error_ = float(path.validation_error[k_best])
-        pen = copy.deepcopy(grid[g_best][1])
+        pen = copy.deepcopy(grid_units[g_best][1])
         pen.lam = self.lambda_
         self.penalty_ = pen
 
     def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        return None if self.lam is None else np.array([float(self.lam)])
+        # the data here are scaled (``_scale``); lam, lambdas in the original units
+        if self.lam is not None:
+            return np.array([float(self.lam)]) / self._scale.lam_factor
+        lambdas = check_lambdas(getattr(self, "lambdas", None))
+        return None if lambdas is None else lambdas / self._scale.lam_factor
 
     # -- predict and rules ----------------------------------------------------
     def _raw_prediction(self, X):

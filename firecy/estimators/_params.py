@@ -15,7 +15,7 @@ import numpy as np
 
 from firecy._validation import check_int, check_real
 
-__all__ = ["check_params", "penalty_grid"]
+__all__ = ["check_lambdas", "check_params", "penalty_grid"]
 
 BUILTIN_PENALTIES = ("mcp", "l1")
 
@@ -23,6 +23,9 @@ BUILTIN_PENALTIES = ("mcp", "l1")
 def check_params(est):
     """Validate the path and selection parameters of a FIRE estimator."""
     check_real(est.lam, "lam", low=0.0, allow_none=True)
+    if est.lam is not None and getattr(est, "lambdas", None) is not None:
+        raise ValueError("give lam (one fixed value) or lambdas (a grid), not both")
+    check_lambdas(getattr(est, "lambdas", None))
     check_int(est.max_rules, "max_rules", low=1, allow_none=True)
     check_int(est.n_lambdas, "n_lambdas", low=1)
     eps = check_real(est.eps, "eps", low=0.0, low_inclusive=False)
@@ -49,6 +52,24 @@ def check_params(est):
         )
     check_real(est.tol, "tol", low=0.0, low_inclusive=False)
     check_int(est.max_iter, "max_iter", low=1, allow_none=True)
+
+
+def check_lambdas(lambdas):
+    """A user's lambda grid as a decreasing float array (None passes through)."""
+    if lambdas is None:
+        return None
+    if isinstance(lambdas, (str, bytes)) or np.ndim(lambdas) != 1:
+        raise ValueError(f"lambdas must be a 1-D sequence of numbers, got {lambdas!r}")
+    try:
+        grid = np.asarray(lambdas, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"lambdas must hold real numbers, got {lambdas!r}") from None
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+        raise ValueError(
+            f"lambdas must be a non-empty sequence of finite non-negative numbers, "
+            f"got {lambdas!r}"
+        )
+    return np.sort(grid)[::-1].copy()
 
 
 def _grid_values(value, name, **bounds):

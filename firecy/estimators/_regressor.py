@@ -77,6 +77,12 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
     lam : float, default=None
         Fixed sparsity strength :math:`\lambda_s`. ``None`` selects it on a
         path.
+    lambdas : array-like of float, default=None
+        The path's lambda grid (decreasing order not needed), instead of
+        ``n_lambdas`` values from ``lambda_max``; selection runs over it (and
+        refinement inserts points between its values). Needed by a penalty
+        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). Exclusive
+        with ``lam``.
     gamma : float or list of float, default=1.1
         MCP concavity, > 1. The paper's choice for very sparse rule sets is
         1.1; larger values shrink more and select less aggressively. A list
@@ -192,6 +198,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         *,
         penalty="mcp",
         lam=None,
+        lambdas=None,
         gamma=1.1,
         fusion=0.5,
         group_l0=0.0,
@@ -212,6 +219,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.estimator = estimator
         self.penalty = penalty
         self.lam = lam
+        self.lambdas = lambdas
         self.gamma = gamma
         self.fusion = fusion
         self.group_l0 = group_l0
@@ -231,6 +239,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
 
     # -- the hooks of FIREEstimatorBase ----------------------------------------
     _validation_loss = staticmethod(weighted_squared_error)
+    _exact_rescaling = True
 
     def _default_model(self):
         from sklearn.ensemble import RandomForestRegressor
@@ -263,7 +272,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
             # a constant target: the intercept fits it and lambda_max is
             # rounding noise; one point with every weight at zero
             yw = target[sample_weight > 0]
-            if np.ptp(yw) <= 1e-12 * max(1.0, float(np.max(np.abs(yw)))):
+            if np.ptp(yw) <= 1e-12 * float(np.max(np.abs(yw))):
                 big = (float(np.max(np.abs(leaf_values))) + 1.0) * (
                     float(np.max(np.abs(yw))) + 1.0)
                 return np.array([big])

@@ -204,10 +204,12 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
         The selected grid point and path point.
     """
     parallel = Parallel(n_jobs=n_jobs, prefer="threads")
+    progress = common.pop("progress", None)
     full = parallel(
         delayed(full_path_task)(
             leaf_table, leaf_values, block_ptr, target, sample_weight, pen, lambdas,
-            n_lambdas, eps, max_rules, refine_path=refine_path, **common,
+            n_lambdas, eps, max_rules, refine_path=refine_path,
+            progress=_stage(progress, "full path"), **common,
         )
         for _, pen in grid
     )
@@ -223,15 +225,18 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     if splits is not None:
         errors, stds = _validation_errors(parallel, grid, full, eligible, leaf_table,
                                           leaf_values, block_ptr, target, sample_weight,
-                                          splits, loss, common)
+                                          splits, loss,
+                                          dict(common, progress=_stage(progress, "validation")))
     best = _choose(full, eligible, errors, stds, len(splits) if splits else 0, one_se)
     if best is None:
         # fixed lam beyond the budget everywhere: keep the sparsest
         _, g = min((int(p.n_rules[0]), g) for g, p in enumerate(full))
         best = (g, 0)
         warnings.warn(
-            f"lam={lam!r} gives {full[g].n_rules[0]} rules, more than "
-            f"max_rules={max_rules}; increase lam or use lam=None to select it",
+            (f"lam={lam!r} gives" if lam is not None else "every lambda given gives at least")
+            + f" {full[g].n_rules[0]} rules, more than max_rules={max_rules}; "
+            + ("increase lam or use lam=None to select it" if lam is not None
+               else "give larger lambdas"),
             UserWarning,
             stacklevel=4,
         )
@@ -241,6 +246,13 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
         for g, ((params, _), p) in enumerate(zip(grid, full))
     ]
     return paths, best
+
+
+def _stage(progress, name):
+    """The callback for one stage: ``progress.stage(name)`` when it has one
+    (the CLI's counter, which keeps the stages apart), else ``progress``."""
+    stage = getattr(progress, "stage", None)
+    return stage(name) if callable(stage) else progress
 
 
 def _validation_errors(parallel, grid, full, eligible, leaf_table, leaf_values, block_ptr,

@@ -88,6 +88,19 @@ def initial_coef(coef_init, n_columns):
     return w
 
 
+def _check_no_overflow(y, s, curvature, grad0):
+    """A clear error where float64 overflows on the data (not a wrong answer)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss_scale = np.sum(s * np.square(y))
+    if not (np.isfinite(loss_scale) and np.all(np.isfinite(curvature))
+            and np.all(np.isfinite(grad0))):
+        raise ValueError(
+            f"the squared loss overflows float64 (max |y| = {float(np.max(np.abs(y))):.3g}, "
+            f"max curvature = {float(np.max(curvature)):.3g}): rescale y and the design "
+            "(e.g. divide each by its standard deviation; the solution scales with them)"
+        )
+
+
 class Problem:
     """Design + datafit + data + engine, set up once and reused across solves."""
 
@@ -113,6 +126,7 @@ class Problem:
         self.engine = GreedyBlockCD(self.design, self.datafit, self.y, self.s, self.offset,
                                     column_sums, curv, self.step, self.fit_intercept)
         self.grad0 = self.engine.gradient_at_zero()   # no BLAS: no thread limit needed
+        _check_no_overflow(self.y, self.s, curv, self.grad0)
         # the scale of the direction vector: the lasso's lambda_max, floored
         # so that a constant target (a gradient of pure rounding noise) does
         # not ask for an unreachable tolerance; by Cauchy-Schwarz

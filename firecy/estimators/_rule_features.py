@@ -1,0 +1,73 @@
+"""What a fitted FIRE estimator offers besides predict: :class:`RuleFeaturesMixin`.
+
+``transform`` (the kept rules as features, as RuleFit users expect) and
+``summary`` (the rule set as text; the ``repr`` stays scikit-learn's).
+"""
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["RuleFeaturesMixin"]
+
+
+class RuleFeaturesMixin(TransformerMixin):
+    """``transform`` and ``summary`` for a fitted FIRE estimator (internal).
+
+    A transformer to scikit-learn (``fit_transform``, the transformer
+    checks of ``check_estimator``), a predictor first.
+
+    Reads ``coef_``, ``ensemble_``, ``n_rules_``, ``lambda_``,
+    ``best_params_`` and the estimator's ``_validate_predict_data``.
+    """
+
+    def summary(self, X=None, **kwargs):
+        """The fitted rule set as text: intercept, one line per rule, counts.
+
+        The estimator's ``repr`` stays scikit-learn's (its parameters);
+        ``print(est.summary())`` shows what it learned.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, optional
+            Data for each rule's support and the missing-value notes.
+        **kwargs
+            Passed to :func:`firecy.rules.rules_report` (``precision``,
+            ``digits``, ``max_rules``, ``show_missing``).
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        from firecy.rules import rules_report
+
+        head = (f"{type(self).__name__}: {self.n_rules_} rules, lambda = "
+                f"{self.lambda_:.4g}, {self.best_params_}\n")
+        return head + rules_report(self, X=X, **kwargs)
+
+    def transform(self, X):
+        """The selected rules as features: their design columns on ``X``.
+
+        Column ``k`` is design column ``np.flatnonzero(coef_)[k]`` (the
+        ``column`` of :attr:`rules_`): the rule's leaf value on the rows the
+        rule selects, 0 elsewhere, so that the raw prediction is
+        ``baseline + intercept_ + transform(X) @ coef_[coef_ != 0]``.
+        ``transform(X) != 0`` is the 0/1 rule indicator when no kept leaf
+        value is exactly 0 (use :meth:`RuleEnsemble.rule_mask` otherwise).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules_)
+        """
+        Xm = self._validate_predict_data(X)
+        ens = self.ensemble_
+        kept = np.flatnonzero(np.asarray(self.coef_).reshape(len(ens.leaf_values), -1)
+                              .any(axis=1))
+        table = np.asarray(ens.leaf_table(Xm))
+        tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
+        lands = table[:, tree] == kept[None, :]
+        return np.where(lands, np.asarray(ens.leaf_values, dtype=np.float64)[kept], 0.0)
