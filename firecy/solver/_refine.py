@@ -84,6 +84,9 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
         mid = float(np.sqrt(a["lam"] * b["lam"]))
         pen.lam = mid
         w = a["coef"].copy()
+        # the engine starts from its own intercept (the last solve's, at
+        # another lambda): start it from a's, as the docstring says
+        problem.engine.intercept = a["intercept"]
         res = problem.solve(pen, w, tol, max_updates, strategy=strategy)
         pts.insert(i + 1, dict(lam=mid, coef=w, intercept=res.intercept,
                                objective=res.objective, n_rules=res.n_rules,
