@@ -21,7 +21,7 @@ from firecy.datafits import (
     as_datafit,
     available_datafits,
 )
-from firecy.penalties import L1, MCP
+from firecy.penalties import L1
 from firecy.solver import BlockDesign, fire_path, lambda_max, solve
 
 

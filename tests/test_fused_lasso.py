@@ -1,4 +1,4 @@
-"""Tests of the 1-D fused lasso solvers (firecy.penalties._fused_lasso).
+"""Tests of the 1-D fused lasso solvers (firecy.penalties.tv).
 
 Three independent kinds of evidence:
 
@@ -15,8 +15,8 @@ Three independent kinds of evidence:
 import numpy as np
 import pytest
 
-from firecy.penalties import _fused_lasso as fl
-from firecy.penalties._fused_lasso import fused_lasso, fused_lasso_weighted
+from firecy.penalties.tv import _testing as fl
+from firecy.penalties.tv import fused_lasso, fused_lasso_weighted
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from firecy.penalties import (
     available_penalties, make_penalty, register_penalty)
 from firecy.solver import BlockDesign, solve
 
-from conftest import forest_design
 
 
 def brute_prox_1d(pen, z, step, curv):

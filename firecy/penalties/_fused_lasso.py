@@ -1,8 +1,9 @@
 """The 1-D fused lasso solvers under their earlier module name.
 
-They live in :mod:`firecy.penalties.tv`; the tests and the benchmarks
-(``benchmarks/fused_lasso_speed.py``, ``asv_bench``) import this module for
-the solvers and their test hooks.
+They live in :mod:`firecy.penalties.tv`. Kept for the asv suite
+(``asv_bench/benchmarks/bench_fused_lasso.py``) and
+``benchmarks/fused_lasso_speed.py``, which time earlier commits too, where
+only this name exists. New code imports from ``firecy.penalties.tv``.
 """
 from firecy.penalties.tv._api import fused_lasso, fused_lasso_weighted
 from firecy.penalties.tv._testing import (  # noqa: F401

@@ -115,7 +115,7 @@ def render_python(plan, name):
             out.append(f"_LABELS_{f} = ({''.join(repr(v) + ', ' for v in ordered)})")
             out.append(f"_KNOWN_{f} = frozenset(_LABELS_{f})")
     out += ["", "", f"def {name}(row):",
-            f'    """The raw prediction of one row (a mapping from feature name to value)."""']
+            '    """The raw prediction of one row (a mapping from feature name to value)."""']
     for f in plan.used:
         key = repr(plan.feature_names[f])
         if _is_label_feature(plan, f):
