@@ -10,19 +10,21 @@ training part; every method below selects rules from the same design (the
 forest's leaves), except SIRUS, which grows its own forest. Methods that
 need a validation split hold out 20% of the training part.
 
-    fire-noargs  FIRERegressor(forest): the estimator exactly as a user calls
-                 it (today: MCP gamma 1.1, fusion 0, no rule budget)
-    fire-14      FIRERegressor(forest, max_rules=14): today's defaults at the budget
+    fire         FIRERegressor(forest): the estimator's defaults (MCP gamma 1.1
+                 + fusion 0.5, at most 14 rules, refined path, 5-fold CV inside
+                 the training part); random_state seeds its CV folds
     fire-paper   FIRERegressor(forest, penalty="mcp", gamma=1.1, fusion=0.5,
-                 max_rules=14): the estimator as tuned in the paper
-    proposed     the recommended default of issue 12, prototyped in
-                 benchmarks/quality/selection.py (fit_selected, PROPOSED below):
-                 MCP gamma 1.1 + fusion 0.5, refined path, 5-fold CV by lambda
-    proposed-f0|0.5  the same with fusion in {0, 0.5} selected jointly
-    l1           FIRERegressor(forest, penalty="l1", max_rules=14): the lasso
-                 path on the same design, lambda on the validation split
-                 (RuleFit's selection, the paper's protocol)
-    l1-cv        the lasso with the proposed selection procedure
+                 max_rules=14, selection="validation", refine_path=False): the
+                 estimator as tuned in the paper, with its selection before
+                 issue 12 (one 20% validation split, the 50-point grid)
+    fire-swap    fire, then a swap local search at the selected lambda
+                 (benchmarks/quality/local_search.py; issue 12, item 5)
+    l1           FIRERegressor(forest, penalty="l1", fusion=0, max_rules=14,
+                 selection="validation", refine_path=False): the lasso path on
+                 the same design, lambda on the validation split (RuleFit's
+                 selection, the paper's protocol)
+    l1-cv        FIRERegressor(forest, penalty="l1", fusion=0): the lasso with
+                 the defaults' selection (refined path, 5-fold CV)
     abess        best subset over the leaves, sizes 1-14 (abess, its own
                  5-fold CV over the sizes)
     sirus        SIRUS (PyPI sirus), number of rules 1-14 chosen on the
@@ -32,19 +34,22 @@ need a validation split hold out 20% of the training part.
 Reported per dataset: the median over folds of the test MSE / Var(y_test),
 the mean number of rules and antecedents (distinct split nodes on the kept
 rules' paths, firecy.rules.count_antecedents; for SIRUS the distinct
-conditions of its kept rules), and the mean seconds per fold (the forest's
-fit is not counted, except for "forest"; SIRUS's own forests are).
+conditions of its kept rules), the mean seconds per fold (the forest's fit
+is not counted, except for "forest"; SIRUS's own forests are), and paired
+comparisons of "fire" with each method over the 50 (dataset, fold) pairs.
 
 Usage::
 
     python benchmarks/rule_quality.py                       # all datasets, all methods
     python benchmarks/rule_quality.py --quick               # 3 folds, 100 trees
-    python benchmarks/rule_quality.py --datasets cpus auto --methods fire-14 l1
+    python benchmarks/rule_quality.py --datasets cpus auto --methods fire l1
     python benchmarks/rule_quality.py --list                # the datasets
 
-Forests, leaf tables and each method's per-fold results are cached under
-``benchmarks/.cache`` (``--fresh`` recomputes the results; delete the folder
-after changing firecy or a method).
+Forests and leaf tables are cached under ``benchmarks/.cache``, and so is
+each method's result per fold: the firecy methods' results are keyed by a
+hash of firecy's source files (a change to firecy recomputes them), the
+others' (abess, SIRUS, forest) by their arguments only. ``--fresh``
+recomputes and overwrites the results of the methods run.
 """
 import argparse
 import sys
@@ -60,38 +65,52 @@ from benchmarks.quality import data  # noqa: E402
 from benchmarks.quality.folds import folds as make_folds  # noqa: E402
 
 MAX_RULES = 14
-
-# the recommended default (issue 12's study): the configurations tuned
-# jointly with the rule count, the inner selection scheme and its alignment
-PROPOSED = dict(cfgs=[("mcp", 1.1, 0.5)], scheme="cv", align="lambda", refined=True,
-                one_se=False)
+FIRECY_METHODS = ("fire", "fire-paper", "fire-swap", "l1", "l1-cv")
 
 
-def _estimator(fold, **params):
+def _fit_estimator(fold, params, seeded):
+    """FIRERegressor on the fold's forest; returns (estimator, seconds)."""
     from firecy import FIRERegressor
-    from firecy.rules import count_antecedents
 
-    # FIRERegressor's validation split is seeded from the global state when
-    # random_state is None: seed it so that runs repeat
-    np.random.seed(fold.seed)
+    if not seeded:
+        # the estimator's validation split is drawn from the global state
+        # when random_state is None: seed it so that runs repeat
+        np.random.seed(fold.seed)
+        params = dict(params)
+    else:
+        params = dict(params, random_state=fold.seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = FIRERegressor(fold.forest, **params).fit(fold.X_train, fold.y_train)
-    seconds = time.perf_counter() - t0
-    pred = est.predict(fold.X_test)
+    return est, time.perf_counter() - t0
+
+
+def _score(fold, est, seconds, coef=None, intercept=None):
+    from firecy.rules import count_antecedents
+
+    coef = est.coef_ if coef is None else coef
+    intercept = est.intercept_ if intercept is None else intercept
+    pred = est.ensemble_.predict_raw(fold.X_test, coef) + intercept
     test = float(np.mean((fold.y_test - pred) ** 2) / fold.var_test)
-    return dict(test=test, n_rules=est.n_rules_, antecedents=count_antecedents(est),
-                seconds=seconds)
+    return dict(test=test, n_rules=int(np.count_nonzero(coef)),
+                antecedents=count_antecedents(est.ensemble_, coef), seconds=seconds)
 
 
-def _proposed(fold, cfgs):
-    from benchmarks.quality.selection import fit_selected
+def _estimator(params, seeded=True):
+    def run(fold, args):
+        est, seconds = _fit_estimator(fold, params, seeded)
+        return _score(fold, est, seconds)
+    return run
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        opts = {k: v for k, v in PROPOSED.items() if k != "cfgs"}
-        return fit_selected(fold, cfgs, **opts)
+
+def _fire_swap(fold, args):
+    from benchmarks.quality.local_search import swap_at_selected
+
+    est, seconds = _fit_estimator(fold, {}, True)
+    t0 = time.perf_counter()
+    coef, intercept, _ = swap_at_selected(fold, est, MAX_RULES)
+    return _score(fold, est, seconds + time.perf_counter() - t0, coef, intercept)
 
 
 def _baseline(name):
@@ -106,23 +125,38 @@ def _baseline(name):
     return run
 
 
+OLD_SELECTION = dict(max_rules=MAX_RULES, selection="validation", refine_path=False)
 METHODS = {
-    "fire-noargs": lambda f, a: _estimator(f),
-    "fire-14": lambda f, a: _estimator(f, max_rules=MAX_RULES),
-    "fire-paper": lambda f, a: _estimator(f, penalty="mcp", gamma=1.1, fusion=0.5,
-                                          max_rules=MAX_RULES),
-    "proposed": lambda f, a: _proposed(f, PROPOSED["cfgs"]),
-    "proposed-f0|0.5": lambda f, a: _proposed(f, [("mcp", 1.1, 0.0), ("mcp", 1.1, 0.5)]),
-    "l1": lambda f, a: _estimator(f, penalty="l1", max_rules=MAX_RULES),
-    "l1-cv": lambda f, a: _proposed(f, [("l1",)]),
+    "fire": _estimator({}),
+    "fire-paper": _estimator(dict(penalty="mcp", gamma=1.1, fusion=0.5, **OLD_SELECTION),
+                             seeded=False),
+    "fire-swap": _fire_swap,
+    "l1": _estimator(dict(penalty="l1", fusion=0.0, **OLD_SELECTION), seeded=False),
+    "l1-cv": _estimator(dict(penalty="l1", fusion=0.0)),
     "abess": _baseline("abess"),
     "sirus": _baseline("sirus"),
     "forest": _baseline("forest"),
 }
 
 
-def _method_on_fold(method, dataset, n_folds, k, trees, seed, sirus_trees, proposed):
-    """One method on one outer fold (cached: ``proposed`` is in the key)."""
+def firecy_hash():
+    """A hash of firecy's source files: the cache key of the firecy methods."""
+    import hashlib
+
+    import firecy
+
+    root = Path(firecy.__file__).resolve().parent
+    h = hashlib.sha1()
+    for f in sorted(root.rglob("*")):
+        if f.suffix in (".py", ".pyx", ".pxd") and "__pycache__" not in f.parts:
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _method_on_fold(method, dataset, n_folds, k, trees, seed, sirus_trees, version):
+    """One method on one outer fold (cached: ``version`` is the firecy hash for
+    the firecy methods, None for the others)."""
     fold = make_folds(dataset, n_folds, trees, seed)[k]
     args = argparse.Namespace(sirus_trees=sirus_trees)
     res = METHODS[method](fold, args)
@@ -133,15 +167,17 @@ def run(names, methods, args, log=print):
     """{dataset: {method: [per-fold result dict]}}"""
     from benchmarks.quality.folds import memory
 
-    compute = _method_on_fold if args.fresh else memory.cache(_method_on_fold)
+    cached = memory.cache(_method_on_fold)
+    version = firecy_hash()
     results = {}
     for ds in names:
         t0 = time.perf_counter()
         results[ds] = {}
         for m in methods:
-            key = repr(PROPOSED) if m.startswith("proposed") or m == "l1-cv" else None
-            results[ds][m] = [compute(m, ds, args.folds, k, args.trees, args.seed,
-                                      args.sirus_trees, key) for k in range(args.folds)]
+            key = version if m in FIRECY_METHODS else None
+            call = (lambda *a: cached.call(*a)[0]) if args.fresh else cached
+            results[ds][m] = [call(m, ds, args.folds, k, args.trees, args.seed,
+                                   args.sirus_trees, key) for k in range(args.folds)]
         log(f"# {ds}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return results
 
@@ -183,6 +219,25 @@ def tables(results, methods, reference="l1"):
     out.append("| total (all folds) | " + " | ".join(
         f"{sum(r['seconds'] for d in names for r in results[d][m]):.0f}"
         for m in methods) + " |")
+    if "fire" in methods:
+        out += ["", "### fire against each method", "",
+                "Per dataset the ratio of the medians; per (dataset, fold) pair the ratio "
+                "of the test errors.", "",
+                "| method | datasets: fire at or below | mean change | worst dataset | "
+                "folds: fire at or below | geometric mean of the fold ratios |",
+                "|---|---:|---:|---|---:|---:|"]
+        for m in methods:
+            if m == "fire":
+                continue
+            rel = {d: med[d]["fire"] / med[d][m] - 1 for d in names}
+            worst = max(names, key=rel.get)
+            pairs = [(a["test"], b["test"]) for d in names
+                     for a, b in zip(results[d]["fire"], results[d][m])]
+            out.append(
+                f"| {m} | {sum(v <= 0 for v in rel.values())}/{len(names)} | "
+                f"{100 * np.mean(list(rel.values())):+.1f}% | {worst} "
+                f"{100 * rel[worst]:+.1f}% | {sum(a <= b for a, b in pairs)}/{len(pairs)} | "
+                f"{np.exp(np.mean([np.log(a / b) for a, b in pairs])):.3f} |")
     return "\n".join(out)
 
 

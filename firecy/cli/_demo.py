@@ -1,7 +1,7 @@
 """``firecy demo``: FIRE on scikit-learn's bundled diabetes data."""
 import numpy as np
 
-from firecy.cli._job import run_job
+from firecy.cli._job import describe_selection, run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
 
 __all__ = ["run_demo"]
@@ -21,6 +21,7 @@ def run_demo(args):
           "progression one year later)")
     res = run_job(X, y, args, label="random forest")
     print()
+    print(f"FIRE's rule set: {describe_selection(res['fire'])}.")
     print_rules(res, args, names)
     print()
     for p in save_pictures(res, args.output_dir, args.max_rules, names):

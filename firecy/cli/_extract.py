@@ -1,4 +1,5 @@
-"""``firecy extract DATA.csv --target COLUMN``: rules from a model fitted on your data."""
+"""``firecy extract DATA.csv --target COLUMN``: rules from a model fitted on your data,
+written as JSON, a standalone Python function or a SQL expression (``--format``)."""
 import json
 from pathlib import Path
 
@@ -6,13 +7,29 @@ from firecy.cli._csv import read_csv
 from firecy.cli._errors import CLIError
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
+from firecy.rules._export import rules_python, rules_sql
 from firecy.rules._json import json_value, rules_json
 
 __all__ = ["run_extract"]
 
 
+_DEFAULT_OUTPUT = {"json": "rules.json", "python": "rules.py", "sql": "rules.sql"}
+
+
+def _export_text(fmt, fire, names, doc):
+    """The rules in ``fmt``: the JSON document, a Python function or a SQL expression."""
+    if fmt == "json":
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "python":
+        return rules_python(fire, feature_names=names)
+    return rules_sql(fire, feature_names=names, alias="prediction") + "\n"
+
+
 def run_extract(args):
     """``firecy extract``."""
+    fmt = getattr(args, "format", "json") or "json"
+    if getattr(args, "output", None) is None:
+        args.output = _DEFAULT_OUTPUT[fmt]
     X, y = read_csv(args.data, args.target, args.drop)
     out = Path(args.output)
     if out.is_dir():
@@ -38,7 +55,11 @@ def run_extract(args):
     )
     doc["comparison"] = summary
     try:
-        out.write_text(json.dumps(doc, indent=2) + "\n")
+        text = _export_text(fmt, res["fire"], names, doc)
+    except ValueError as exc:
+        raise CLIError(f"cannot write the rules as {fmt}: {exc}") from None
+    try:
+        out.write_text(text)
     except OSError as exc:
         raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print()

@@ -7,7 +7,7 @@ import numpy as np
 from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
 
-__all__ = ["run_job", "describe"]
+__all__ = ["run_job", "describe", "describe_selection"]
 
 
 def _make_forest(kind, n_trees, max_depth, seed, n_jobs):
@@ -37,7 +37,10 @@ def _make_fire(model, args, penalty, fusion):
     from firecy.estimators import FIRERegressor
 
     params = dict(estimator=model, penalty=penalty, fusion=fusion, max_rules=args.max_rules,
-                  n_lambdas=args.n_lambdas, random_state=args.seed, n_jobs=args.n_jobs)
+                  n_lambdas=args.n_lambdas, selection=args.selection, cv=args.cv,
+                  one_se=args.one_se,
+                  refine_path=not args.no_refine_path, random_state=args.seed,
+                  n_jobs=args.n_jobs)
     if penalty == "mcp":
         params["gamma"] = args.gamma
     return FIRERegressor(**params)
@@ -61,6 +64,22 @@ def describe(penalty, gamma, fusion):
     return f"MCP (gamma {gamma:g})" + (f" + fusion {fusion:g}" if fusion else "")
 
 
+def describe_selection(est):
+    """How a fitted FIRE estimator chose its rule set, in one sentence."""
+    path = est.path_
+    how = (f"{est.cv}-fold cross-validation" if est.selection == "cv" and isinstance(est.cv, int)
+           else "cross-validation" if est.selection == "cv"
+           else f"a {est.validation_fraction:.0%} validation split")
+    n_inserted = int(np.sum(path.inserted))
+    text = (f"chosen by {how} among {int(np.sum(path.eligible))} path points with at most "
+            f"{est.max_rules} rules")
+    if n_inserted:
+        text += f" ({n_inserted} inserted where the number of rules jumped)"
+    if est.one_se:
+        text += ", one-standard-error rule"
+    return text
+
+
 def run_job(X, y, args, *, label):
     """Fit the forest, FIRE and L1 selection; return everything needed to report."""
     from sklearn.model_selection import train_test_split
@@ -68,8 +87,8 @@ def run_job(X, y, args, *, label):
     from firecy.rules import count_antecedents
 
     quiet = args.no_progress
-    if args.fusion is None:
-        args.fusion = 0.5 if args.penalty == "mcp" else 0.0
+    if args.one_se and args.selection != "cv":
+        raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
     # plain arrays: the libraries rename or reject some column names (spaces,
     # brackets); the rules are printed with the real names
     X = np.asarray(X, dtype=np.float64)

@@ -47,14 +47,23 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    type=_number("gamma", float, lambda v: math.isfinite(v) and v > 1,
                                 "a number greater than 1"),
                    help="MCP concavity, > 1; near 1 selects aggressively (default 1.1)")
-    g.add_argument("--fusion", default=None,
+    g.add_argument("--fusion", default=0.5,
                    type=_number("--fusion", float, lambda v: math.isfinite(v) and v >= 0,
                                 "a non-negative number"),
                    help="fusion strength as a ratio of the sparsity strength "
-                        "(default 0.5 with mcp, 0 with l1; "
-                        "0 turns it off)")
+                        "(default 0.5; 0 turns it off)")
     g.add_argument("--n-lambdas", type=_positive_int("--n-lambdas"), default=50, metavar="N",
                    help="points on the regularisation path (default 50)")
+    g.add_argument("--selection", choices=["cv", "validation"], default="cv",
+                   help="how the rule set is chosen on the path: K-fold cross-validation "
+                        "(default) or one held-out 20%% split (faster, noisier)")
+    g.add_argument("--cv", type=_number("--cv", int, lambda v: v >= 2, "at least 2"),
+                   default=5, metavar="K", help="folds for --selection cv (default 5)")
+    g.add_argument("--one-se", action="store_true",
+                   help="one-standard-error rule: the fewest rules within one standard "
+                        "error of the best cross-validation error")
+    g.add_argument("--no-refine-path", action="store_true",
+                   help="do not bisect the path where the number of rules jumps")
     g = p.add_argument_group("tree ensemble")
     g.add_argument("--n-trees", type=_positive_int("--n-trees"), default=n_trees, metavar="N",
                    help=f"number of trees (default {n_trees})")
@@ -112,8 +121,13 @@ def build_parser():
                      help="tree ensemble to fit (default rf: random forest)")
     ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",
                      help="ignore this column (repeatable), e.g. an identifier or text")
-    ext.add_argument("--output", default="rules.json", metavar="FILE",
-                     help="JSON file to write the rules to (default rules.json)")
+    # --format (the rules as JSON, a Python function or a SQL expression)
+    ext.add_argument("--format", choices=["json", "python", "sql"], default="json",
+                     help="write the rules as JSON (default), as a standalone Python "
+                          "function, or as a SQL expression")
+    ext.add_argument("--output", default=None, metavar="FILE",
+                     help="file to write the rules to (default rules.json, rules.py or "
+                          "rules.sql, by --format)")
     ext.add_argument("--plot-dir", default=None, metavar="DIR",
                      help="also save the pictures (PNG) in DIR")
     _add_common(ext)

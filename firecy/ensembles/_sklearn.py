@@ -12,8 +12,8 @@ import sklearn
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from firecy.ensembles._tree import Adapter, Block, TreeStructure
-from firecy.ensembles._condition import Condition
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
+
 
 def names_from(model):
     """The model's feature names, or None."""
@@ -21,24 +21,22 @@ def names_from(model):
     return None if names is None else [str(s) for s in names]
 
 
+SPLIT_RULE = SplitRule("<=", ">", "float32")
+
+
 def tree_structure(tree_) -> TreeStructure:
-    """:class:`TreeStructure` of a fitted ``sklearn.tree._tree.Tree``."""
-    left = np.asarray(tree_.children_left, dtype=np.int64)
-    right = np.asarray(tree_.children_right, dtype=np.int64)
-    feature = np.asarray(tree_.feature)
-    threshold = np.asarray(tree_.threshold, dtype=np.float64)
+    """:class:`TreeStructure` of a fitted ``sklearn.tree._tree.Tree`` (no copies)."""
+    left = np.asarray(tree_.children_left)
     # Present since scikit-learn 1.3; before it NaN was rejected anyway.
     mgl = getattr(tree_, "missing_go_to_left", None)
-    mgl = np.zeros(left.shape[0], dtype=bool) if mgl is None else np.asarray(mgl, bool)
-    n = left.shape[0]
-    cond_left = [None] * n
-    cond_right = [None] * n
-    for i in np.flatnonzero(left >= 0).tolist():
-        f, thr, m = int(feature[i]), float(threshold[i]), bool(mgl[i])
-        cond_left[i] = Condition(f, "<=", thr, missing=m, dtype="float32")
-        cond_right[i] = Condition(f, ">", thr, missing=not m, dtype="float32")
-    leaf_id = np.where(left < 0, np.arange(n, dtype=np.int64), -1)
-    return TreeStructure(left, right, cond_left, cond_right, leaf_id)
+    if mgl is None:
+        mgl = np.zeros(left.shape[0], dtype=bool)
+    else:
+        mgl = np.asarray(mgl)
+        mgl = mgl.view(bool) if mgl.dtype.itemsize == 1 else mgl.astype(bool)
+    # the node id is the leaf id: apply() returns node ids
+    return TreeStructure(left, np.asarray(tree_.children_right), np.asarray(tree_.feature),
+                         np.asarray(tree_.threshold, dtype=np.float64), mgl, SPLIT_RULE)
 
 
 # ---------------------------------------------------------------------------
@@ -53,6 +51,7 @@ class ForestAdapter(Adapter):
     """
 
     source = "sklearn"
+    split_rule = SPLIT_RULE
 
     def __init__(self, model, single_tree=False):
         check_is_fitted(model)
@@ -129,6 +128,7 @@ class GradientBoostingAdapter(Adapter):
     """
 
     source = "sklearn"
+    split_rule = SPLIT_RULE
 
     def __init__(self, model):
         check_is_fitted(model)
@@ -167,6 +167,17 @@ class GradientBoostingAdapter(Adapter):
         if self.is_classifier:
             return self.model.decision_function(X)
         return self.model.predict(X)
+
+    def constant_baseline(self):
+        from sklearn.dummy import DummyClassifier, DummyRegressor
+
+        init = self.model.init_
+        if isinstance(init, str) and init == "zero":
+            return np.zeros(self.n_outputs)
+        if not isinstance(init, (DummyRegressor, DummyClassifier)):
+            return None  # a custom init estimator: the baseline varies by row
+        X = np.zeros((1, self.n_features_in))
+        return np.asarray(self.model._raw_predict_init(X), dtype=np.float64).reshape(-1)
 
 
 def n_rows(X):

@@ -13,9 +13,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from firecy.ensembles._condition import Condition
 from firecy.ensembles._sklearn import n_rows, names_from
-from firecy.ensembles._tree import Adapter, Block, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
 
 __all__ = ["HistGradientBoostingAdapter"]
+
+SPLIT_RULE = SplitRule("<=", ">", "float64")
 
 _TESTED_HISTGB = "1.4 to 1.9"
 _HISTGB_NODE_FIELDS = (
@@ -140,6 +142,7 @@ class HistGradientBoostingAdapter(Adapter):
     """
 
     source = "sklearn"
+    split_rule = SPLIT_RULE
 
     def __init__(self, model):
         check_is_fitted(model)
@@ -186,47 +189,41 @@ class HistGradientBoostingAdapter(Adapter):
         return orig, cat_values
 
     def _structure(self, ht, known_codes):
-        n = ht.left.shape[0]
-        cond_left = [None] * n
-        cond_right = [None] * n
-        for i in np.flatnonzero(~ht.is_leaf).tolist():
-            ft = int(ht.feature[i])
-            f = int(self._orig_feature[ft])
-            m = bool(ht.mgl[i])
-            if not ht.is_cat[i]:
-                thr = float(ht.threshold[i])
-                cond_left[i] = Condition(f, "<=", thr, missing=m, dtype="float64")
-                cond_right[i] = Condition(f, ">", thr, missing=not m, dtype="float64")
-                continue
-            codes = np.arange(256)
-            bits = _bits(
-                ht.left_bitsets, np.full(256, ht.bitset_idx[i]), codes
+        feature = self._orig_feature[ht.feature]
+        special = {}
+        for i in np.flatnonzero(~ht.is_leaf & ht.is_cat).tolist():
+            special[i] = self._categorical_split(ht, i, known_codes)
+        return TreeStructure(ht.left, ht.right, feature, ht.threshold, ht.mgl,
+                             SPLIT_RULE, special=special)
+
+    def _categorical_split(self, ht, i, known_codes):
+        ft = int(ht.feature[i])
+        f = int(self._orig_feature[ft])
+        m = bool(ht.mgl[i])
+        codes = np.arange(256)
+        bits = _bits(ht.left_bitsets, np.full(256, ht.bitset_idx[i]), codes)
+        left_codes = codes[bits]
+        known = np.asarray(known_codes[ft], dtype=np.int64)
+        right_codes = np.setdiff1d(known, left_codes)
+        values = self._cat_values.get(ft)
+        if values is None:
+            raise _histgb_layout_error(
+                "a categorical split on a feature its preprocessor does not encode"
             )
-            left_codes = codes[bits]
-            known = np.asarray(known_codes[ft], dtype=np.int64)
-            right_codes = np.setdiff1d(known, left_codes)
-            values = self._cat_values.get(ft)
-            if values is None:
-                raise _histgb_layout_error(
-                    "a categorical split on a feature its preprocessor does not encode"
-                )
 
-            def to_values(codes):
-                return tuple(v.item() if hasattr(v, "item") else v for v in values[codes])
+        def to_values(codes):
+            return tuple(v.item() if hasattr(v, "item") else v for v in values[codes])
 
-            # Unknown categories and NaN follow missing_go_to_left, so the
-            # branch that takes them is the complement ("not in") of the other.
-            kw = dict(dtype="float64", category_cast="exact")
-            if m:
-                right_vals = to_values(right_codes)
-                cond_left[i] = Condition(f, "not in", categories=right_vals, missing=True, **kw)
-                cond_right[i] = Condition(f, "in", categories=right_vals, missing=False, **kw)
-            else:
-                left_vals = to_values(left_codes)
-                cond_left[i] = Condition(f, "in", categories=left_vals, missing=False, **kw)
-                cond_right[i] = Condition(f, "not in", categories=left_vals, missing=True, **kw)
-        leaf_id = np.where(ht.is_leaf, np.arange(n, dtype=np.int64), -1)
-        return TreeStructure(ht.left, ht.right, cond_left, cond_right, leaf_id)
+        # Unknown categories and NaN follow missing_go_to_left, so the
+        # branch that takes them is the complement ("not in") of the other.
+        kw = dict(dtype="float64", category_cast="exact")
+        if m:
+            right_vals = to_values(right_codes)
+            return (Condition(f, "not in", categories=right_vals, missing=True, **kw),
+                    Condition(f, "in", categories=right_vals, missing=False, **kw))
+        left_vals = to_values(left_codes)
+        return (Condition(f, "in", categories=left_vals, missing=False, **kw),
+                Condition(f, "not in", categories=left_vals, missing=True, **kw))
 
     def apply(self, X):
         Xt = np.asarray(self.model._preprocess_X(X, reset=False), dtype=np.float64)
@@ -241,6 +238,9 @@ class HistGradientBoostingAdapter(Adapter):
         if self.n_outputs == 1:
             return np.full(n, base[0])
         return np.tile(base, (n, 1))
+
+    def constant_baseline(self):
+        return np.asarray(self.model._baseline_prediction, dtype=np.float64).reshape(-1)
 
     def predict_raw(self, X):
         raw = np.asarray(self.model._raw_predict(X), dtype=np.float64)

@@ -22,6 +22,7 @@ from sklearn.utils.validation import (
 )
 
 from firecy._validation import check_sample_weight
+from firecy.ensembles._dispatch import names_seen_by
 from firecy.estimators._model_inspection import (
     inspect_columns,
     is_dataframe,
@@ -165,9 +166,9 @@ class FIREEstimatorBase(BaseEstimator):
         model_names = model_feature_names(inner)
         if self._native_categorical:
             model_names = None
-        elif model_names is not None and names is not None and list(model_names) != [
-            str(n) for n in names
-        ]:
+        elif model_names is not None and names is not None and list(
+            model_names
+        ) != names_seen_by(inner, names):  # LightGBM renames columns
             raise ValueError(
                 f"X's columns {list(names)} differ from the feature names the "
                 f"estimator was fitted with {list(model_names)}"
@@ -236,6 +237,7 @@ class FIREEstimatorBase(BaseEstimator):
         self : object
         """
         from firecy.ensembles import rule_ensemble_from_model
+        from firecy.penalties import bind_ensemble
 
         self._progress = progress
         check_params(self)
@@ -248,8 +250,9 @@ class FIREEstimatorBase(BaseEstimator):
         model = self._fit_model(X, y, sw, weighted)
         names = getattr(self, "feature_names_in_", None)
         override = None
-        if names is not None and self._model_names is None:
-            # a model fitted on an array: the DataFrame's columns name the rules
+        if names is not None:
+            # the DataFrame's columns name the rules (a model fitted on an
+            # array has no names; LightGBM renames columns with spaces)
             override = [str(c) for c in names]
         ens = rule_ensemble_from_model(unwrap(model), feature_names=override)
         self._check_ensemble(ens)
@@ -259,6 +262,9 @@ class FIREEstimatorBase(BaseEstimator):
                 f"X has {self.n_features_in_} features, but the estimator "
                 f"{type(unwrap(model)).__name__} was fitted with {int(n_model)}"
             )
+
+        # a penalty on per-rule data (rule lengths, node hierarchy) reads it here
+        grid = [(params, bind_ensemble(pen, ens)) for params, pen in grid]
 
         Xm = self._to_model_input(X)
         leaf_table = np.ascontiguousarray(ens.leaf_table(Xm), dtype=np.int32)
@@ -293,11 +299,14 @@ class FIREEstimatorBase(BaseEstimator):
     def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n):
         """Run the selection; set the fitted attributes from its choice."""
         select = self.lam is None or len(grid) > 1
+        splits = self._splits(n) if select else None
+        if self.one_se and splits is not None and len(splits) < 2:
+            raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
         paths, (g_best, k_best) = select_on_paths(
-            grid, leaf_table, leaf_values, block_ptr, target, sw,
-            self._splits(n) if select else None,
+            grid, leaf_table, leaf_values, block_ptr, target, sw, splits,
             lambdas=self._fixed_lambdas(target, sw, leaf_values),
             n_lambdas=self.n_lambdas, eps=self.eps, max_rules=self.max_rules,
+            refine_path=bool(self.refine_path), one_se=bool(self.one_se),
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
             max_iter=self.max_iter, progress=getattr(self, "_progress", None),

@@ -103,6 +103,11 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     cv : int, cross-validation splitter or iterable, default=5
         An int means shuffled ``StratifiedKFold`` seeded with
         ``random_state``.
+    refine_path : bool, default=True
+        Bisect the path where the rule count jumps, so that the selection is
+        offered rule sets of every size (as in :class:`~firecy.FIRERegressor`).
+    one_se : bool, default=False
+        One-standard-error rule, as in :class:`~firecy.FIRERegressor`.
     scoring : {"log_loss", "brier", "error_rate", "roc_auc"} or callable, default="log_loss"
         What the selection minimises on held-out rows, weighted by
         ``sample_weight``: the log-loss, the Brier score, the error rate,
@@ -179,6 +184,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         selection="cv",
         validation_fraction=0.2,
         cv=5,
+        refine_path=True,
+        one_se=False,
         scoring="log_loss",
         fit_intercept=True,
         tol=1e-6,
@@ -198,6 +205,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.selection = selection
         self.validation_fraction = validation_fraction
         self.cv = cv
+        self.refine_path = refine_path
+        self.one_se = one_se
         self.scoring = scoring
         self.fit_intercept = fit_intercept
         self.tol = tol

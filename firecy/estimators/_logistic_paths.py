@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 from sklearn.exceptions import ConvergenceWarning
 
+from firecy._threads import single_blas_thread
 from firecy._validation import check_sample_weight
 from firecy.solver import PathResult, SolveResult, fire_path, lambda_max, solve
 
@@ -245,6 +246,12 @@ class _Multinomial:
 
     def solve(self, pen, w, b, tol, max_iter):
         """Cycle over the classes until a cycle lowers F by at most ``tol``."""
+        # one BLAS limit around all the class steps, not one per step
+        # (setting it costs milliseconds; the count is reference-counted)
+        with single_blas_thread():
+            return self._cycles(pen, w, b, tol, max_iter)
+
+    def _cycles(self, pen, w, b, tol, max_iter):
         eta = self.margins(w, b)
         pen_value = np.zeros(self.K)
         n_iter, converged, previous = 0, True, np.inf
@@ -278,13 +285,14 @@ class _Multinomial:
             converged = False
             warnings.warn(
                 f"the multinomial block coordinate descent did not converge in "
-                f"{_MAX_CYCLES} cycles over the classes", ConvergenceWarning, stacklevel=4)
+                f"{_MAX_CYCLES} cycles over the classes", ConvergenceWarning, stacklevel=5)
         return objective, n_iter, converged
 
 
 def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weight=None,
                      lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,
-                     fit_intercept=True, tol=1e-6, max_iter=None, progress=None):
+                     fit_intercept=True, tol=1e-6, max_iter=None, progress=None,
+                     refine_path=False):
     """The warm-started path of the multinomial loss over class-specific blocks.
 
     Parameters
@@ -299,6 +307,10 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
     sample_weight, lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter, progress
         As in :func:`firecy.solver.fire_path`. ``lambda_max`` is the largest
         class's, at the model without rules (intercepts optimal).
+    refine_path : bool, default=False
+        Bisect where the rule count (over all classes) jumps, as
+        :func:`firecy.solver.fire_path` does (the same
+        :func:`~firecy.solver._refine.refine_jumps`).
 
     Returns
     -------
@@ -338,9 +350,34 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
         if max_rules is not None and n_rules > max_rules:
             break
     cols = list(zip(*rows))
-    return PathResult(
+    path = PathResult(
         lambdas=np.array(cols[0]), coefs=np.array(cols[1]), intercepts=np.array(cols[2]),
         objectives=np.array(cols[3]), n_rules=np.array(cols[4], dtype=np.intp),
         n_iter=np.array(cols[5], dtype=np.intp), converged=np.array(cols[6], dtype=bool),
         lambda_max=float(top),
     )
+    if refine_path:
+        from firecy.solver._refine import refine_jumps
+
+        path = refine_jumps(_RefineProblem(state, path), penalty, path, max_rules, tol,
+                            max_iter, progress=progress)
+    return path
+
+
+class _RefineProblem:
+    """The ``problem`` :func:`~firecy.solver._refine.refine_jumps` solves on:
+    a multinomial solve warm-started from the coefficients it is given and
+    the intercepts of the path point they come from."""
+
+    def __init__(self, state, path):
+        self.state = state
+        self._intercepts = {path.coefs[i].tobytes(): path.intercepts[i]
+                            for i in range(len(path))}
+
+    def solve(self, pen, w, tol, max_updates, strategy="working_set"):
+        b = np.array(self._intercepts.get(w.tobytes(), self.state.null_intercepts()),
+                     dtype=np.float64)
+        objective, n_iter, converged = self.state.solve(pen, w, b, tol, max_updates)
+        self._intercepts[w.tobytes()] = b.copy()
+        return SolveResult(coef=w, intercept=b.copy(), objective=objective, n_iter=n_iter,
+                           converged=converged)

@@ -2,7 +2,9 @@
 
 ``gamma``, ``fusion`` and ``group_l0`` may be lists: every combination is a
 grid point with its own penalty (a template with ``lam = 1``; the path sets
-``lam``).  The penalties come from the registry
+``lam``).  ``gamma`` and ``fusion`` are parameters of the built-in
+penalties ("mcp", "l1"; ``gamma`` of "mcp" only) and are ignored for other
+penalties, whose defaults (fusion 0.5) would otherwise be errors there.  The penalties come from the registry
 (:func:`firecy.penalties.make_penalty`), the one place that builds them from
 names; see ``docs/objective.rst`` for what each parameter means.
 """
@@ -38,6 +40,13 @@ def check_params(est):
         )
     if isinstance(est.cv, numbers.Integral) and not isinstance(est.cv, bool):
         check_int(est.cv, "cv", low=2)
+    for name in ("refine_path", "one_se"):
+        if not isinstance(getattr(est, name), (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {getattr(est, name)!r}")
+    if est.one_se and est.selection != "cv":
+        raise ValueError(
+            "one_se=True needs selection='cv' (a standard error over the folds)"
+        )
     check_real(est.tol, "tol", low=0.0, low_inclusive=False)
     check_int(est.max_iter, "max_iter", low=1, allow_none=True)
 
@@ -77,11 +86,9 @@ def penalty_grid(est):
                     + " or a penalty object"
                 )
             name = est.penalty
-            if any(f > 0 for f in fusions):
-                raise ValueError(
-                    f"fusion applies to penalty='mcp' or 'l1' only; for the registered "
-                    f"penalty {name!r} pass a penalty object instead"
-                )
+            # like gamma, fusion is a parameter of the built-in penalties:
+            # a registered penalty is built from its name alone
+            fusions = [0.0]
         if name != "mcp":
             gammas = [None]
         grid = []
@@ -94,10 +101,10 @@ def penalty_grid(est):
 
     if est.penalty is None:
         raise TypeError("penalty must be a name ('mcp', 'l1') or a penalty object, got None")
-    if any(f != 0 for f in fusions) or any(v != 0 for v in group_l0s):
+    if any(v != 0 for v in group_l0s):
         raise ValueError(
-            "with a penalty object, fusion and group_l0 must be 0: build them "
-            "into the penalty object"
+            "with a penalty object, group_l0 must be 0: build it into the "
+            "penalty object (gamma and fusion are ignored)"
         )
     try:
         pen = as_penalty(copy.deepcopy(est.penalty))

@@ -1,4 +1,4 @@
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Penalty
 
 
 # Fusion within a block plus a sparsity term: lam |w| (gamma == 0) or the

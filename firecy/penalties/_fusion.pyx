@@ -26,7 +26,7 @@ The terms are stated in docs/objective.rst.
 from libc.math cimport fabs, fmax, fmin, copysign, INFINITY
 from libc.stdlib cimport malloc, free
 
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Block, Penalty
 from firecy.penalties._sparsity cimport (
     mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d, soft_threshold)
 from firecy.penalties.tv._condat cimport fused_lasso_1d, fused_lasso_1d_work_size
@@ -103,19 +103,19 @@ cdef class FusedPenalty(Penalty):
         # MCP reads the coordinate's curvature; L1 is MCP at curvature 0
         return curv[j] if self.gamma > 0.0 else 0.0
 
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
+    cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
         cdef double total = 0.0, tv = 0.0, lam = self._lam_sparsity()
-        cdef Py_ssize_t j
+        cdef const double* curv = blk.curv
+        cdef Py_ssize_t j, n = blk.n
         for j in range(n):
             total += mcp_value_1d(w[j], lam, self.gamma, self._curvature(curv, j))
             if j > 0:
                 tv += fabs(w[j] - w[j - 1])
         return total + self.lam_fusion() * tv
 
-    cdef int prox(self, const double* z, const double* step,
-                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
+    cdef int prox(self, const Block* blk, const double* z, const double* step,
+                  double* out) except -1 nogil:
+        cdef Py_ssize_t j, n = blk.n
         cdef bint equal_steps = True
         cdef double c = step[0], lam = self._lam_sparsity(), lam_fusion = self.lam_fusion()
         cdef double* work
@@ -145,7 +145,7 @@ cdef class FusedPenalty(Penalty):
         elif self.gamma <= 0.0:
             status = fused_lasso_dp_l1(z, step, n, lam_fusion, lam, out, work)
         else:
-            status = fused_lasso_dp(z, step, n, lam_fusion, lam, self.gamma, curv, out, work)
+            status = fused_lasso_dp(z, step, n, lam_fusion, lam, self.gamma, blk.curv, out, work)
         free(work)
         if status != 0:
             with gil:
@@ -154,9 +154,10 @@ cdef class FusedPenalty(Penalty):
                     "step * gamma < curvature, or an invalid penalty level)")
         return 0
 
-    cdef int subdiff(self, const double* w, const double* curv,
-                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
+    cdef int subdiff(self, const Block* blk, const double* w, double* lo,
+                     double* hi) except -1 nogil:
+        cdef const double* curv = blk.curv
+        cdef Py_ssize_t j, n = blk.n
         cdef double a_lo, a_hi, b_lo, b_hi
         cdef double lam = self._lam_sparsity(), lam_fusion = self.lam_fusion()
         for j in range(n):
@@ -171,11 +172,10 @@ cdef class FusedPenalty(Penalty):
                 hi[j] -= b_lo
         return 0
 
-    cdef double lambda_max(self, const double* grad, const double* curv,
-                           Py_ssize_t n) except? -1 nogil:
+    cdef double lambda_max(self, const Block* blk, const double* grad) except? -1 nogil:
         """Smallest lam with 0 stationary, by bisection on the walk test."""
         cdef double lo = 0.0, hi = 0.0, mid
-        cdef Py_ssize_t j, it
+        cdef Py_ssize_t j, it, n = blk.n
         for j in range(n):
             hi = fmax(hi, fabs(grad[j]))
         if hi == 0.0:
@@ -192,11 +192,11 @@ cdef class FusedPenalty(Penalty):
                 break
         return hi
 
-    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
-                                 Py_ssize_t* group, double* grad, double* hess,
-                                 Py_ssize_t n) except -1 nogil:
+    cdef Py_ssize_t local_groups(self, const Block* blk, const double* w, Py_ssize_t* group,
+                                 double* grad, double* hess) except -1 nogil:
         """Segments of equal weights move together; zero segments stay."""
-        cdef Py_ssize_t start = 0, end, j, n_groups = 0
+        cdef const double* curv = blk.curv
+        cdef Py_ssize_t start = 0, end, j, n_groups = 0, n = blk.n
         cdef double v, g, h, dg, dh
         cdef double lam = self._lam_sparsity(), lam_fusion = self.lam_fusion()
         while start < n:
@@ -247,8 +247,6 @@ cdef class Fusion(FusedPenalty):
         self.has_sparsity = False
         self.fusion = 1.0
         self.gamma = 0.0
-        self.is_convex = True
-        self.is_separable = False
 
     def _repr_params(self):
         return f"lam={self.lam!r}"
@@ -262,7 +260,6 @@ cdef _set_fusion(FusedPenalty pen, double fusion):
         raise ValueError(f"fusion must be non-negative, got {fusion!r}")
     pen.has_sparsity = True
     pen.fusion = fusion
-    pen.is_separable = False
 
 
 cdef class L1Fusion(FusedPenalty):
@@ -280,7 +277,6 @@ cdef class L1Fusion(FusedPenalty):
         Penalty.__init__(self, lam)
         _set_fusion(self, fusion)
         self.gamma = 0.0
-        self.is_convex = True
 
     def _repr_params(self):
         return f"lam={self.lam!r}, fusion={self.fusion!r}"
@@ -311,7 +307,6 @@ cdef class MCPFusion(FusedPenalty):
             raise ValueError(f"MCP needs gamma > 1, got gamma={gamma!r}")
         _set_fusion(self, fusion)
         self.gamma = gamma
-        self.is_convex = False
 
     def _repr_params(self):
         return f"lam={self.lam!r}, gamma={self.gamma!r}, fusion={self.fusion!r}"

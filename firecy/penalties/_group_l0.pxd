@@ -1,4 +1,4 @@
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Penalty
 
 
 # lam0 for every block with a nonzero weight, on top of ``inner``

@@ -1,4 +1,4 @@
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Penalty
 
 
 # L1 and MCP share their block loops: the sparsity term lam |w_j| (L1,

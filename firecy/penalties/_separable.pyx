@@ -12,7 +12,7 @@ stated in docs/objective.rst.
 """
 from libc.math cimport fabs, fmax
 
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Block, PENALTY_SEPARABLE, Penalty
 from firecy.penalties._sparsity cimport (
     mcp_prox_1d, mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d)
 
@@ -31,11 +31,10 @@ cdef class SeparablePenalty(Penalty):
     cdef inline const double* _scaled(self, const double* curv) noexcept nogil:
         return curv if self._gamma > 0.0 else NULL
 
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
+    cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
         cdef double total = 0.0
-        cdef Py_ssize_t j
-        curv = self._scaled(curv)
+        cdef Py_ssize_t j, n = blk.n
+        cdef const double* curv = self._scaled(blk.curv)
         if curv == NULL:
             for j in range(n):
                 total += fabs(w[j])
@@ -44,43 +43,43 @@ cdef class SeparablePenalty(Penalty):
             total += mcp_value_1d(w[j], self.lam, self._gamma, curv[j])
         return total
 
-    cdef int prox(self, const double* z, const double* step,
-                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        curv = self._scaled(curv)
+    cdef int prox(self, const Block* blk, const double* z, const double* step,
+                  double* out) except -1 nogil:
+        cdef Py_ssize_t j, n = blk.n
+        cdef const double* curv = self._scaled(blk.curv)
         for j in range(n):
             out[j] = mcp_prox_1d(z[j], step[j], self.lam, self._gamma, _curvature(curv, j))
         return 0
 
-    cdef int subdiff(self, const double* w, const double* curv,
-                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        curv = self._scaled(curv)
+    cdef int subdiff(self, const Block* blk, const double* w, double* lo,
+                     double* hi) except -1 nogil:
+        cdef Py_ssize_t j, n = blk.n
+        cdef const double* curv = self._scaled(blk.curv)
         for j in range(n):
             mcp_subdiff_1d(w[j], self.lam, self._gamma, _curvature(curv, j), &lo[j], &hi[j])
         return 0
 
-    cdef double lambda_max(self, const double* grad, const double* curv,
-                           Py_ssize_t n) except? -1 nogil:
+    cdef double lambda_max(self, const Block* blk, const double* grad) except? -1 nogil:
         cdef double m = 0.0
         cdef Py_ssize_t j
-        for j in range(n):
+        for j in range(blk.n):
             m = fmax(m, fabs(grad[j]))
         return m
 
-    cdef int local_quadratic(self, const double* w, const double* curv,
-                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
-        """The exact local quadratic model on the nonzero coordinates."""
-        cdef Py_ssize_t j
-        curv = self._scaled(curv)
-        for j in range(n):
+    cdef Py_ssize_t local_groups(self, const Block* blk, const double* w, Py_ssize_t* group,
+                                 double* grad, double* hess) except -1 nogil:
+        """The exact local model: one group per nonzero coordinate."""
+        cdef Py_ssize_t j, n_groups = 0
+        cdef const double* curv = self._scaled(blk.curv)
+        for j in range(blk.n):
             if w[j] == 0.0:
-                grad[j] = 0.0
-                hess[j] = 0.0
+                group[j] = -1
             else:
+                group[j] = n_groups
                 mcp_quadratic_1d(w[j], self.lam, self._gamma, _curvature(curv, j),
-                                 &grad[j], &hess[j])
-        return 1
+                                 &grad[n_groups], &hess[n_groups])
+                n_groups += 1
+        return n_groups
 
 
 cdef class L1(SeparablePenalty):
@@ -95,8 +94,7 @@ cdef class L1(SeparablePenalty):
     def __init__(self, double lam=1.0):
         Penalty.__init__(self, lam)
         self._gamma = 0.0
-        self.is_convex = True
-        self.is_separable = True
+        self.flags = PENALTY_SEPARABLE
 
     def __reduce__(self):
         return (L1, (self.lam,))
@@ -123,8 +121,7 @@ cdef class MCP(SeparablePenalty):
         if not gamma > 1.0:
             raise ValueError(f"MCP needs gamma > 1, got gamma={gamma!r}")
         self._gamma = gamma
-        self.is_convex = False
-        self.is_separable = True
+        self.flags = PENALTY_SEPARABLE
 
     @property
     def gamma(self):

@@ -16,10 +16,13 @@ read:
   (or applied) independently of firecy's objects;
 * :func:`count_antecedents` counts the distinct split nodes a reader must
   examine (the "antecedents" of the FIRE paper, section 6);
-* :func:`rules_json` exports them for other programs.
+* :func:`rules_json` exports them for other programs, :func:`rules_python` as a
+  standalone Python function and :func:`rules_sql` as a SQL expression, both
+  with the library's exact comparisons.
 
 One module per concept: ``_simplify`` (merging), ``_text`` (printing),
-``_parse`` (reading back), ``_table``, ``_report``, ``_json``,
+``_parse`` (reading back), ``_table``, ``_report``, ``_json``, ``_export``
+(Python and SQL),
 ``_antecedents``, and ``_inputs`` (what they all accept: a rule ensemble with
 weights, or a fitted estimator).
 
@@ -27,7 +30,9 @@ Text conventions
 ----------------
 * Operators are the library's: scikit-learn and LightGBM send ``x <= t`` left
   and ``x > t`` right, XGBoost ``x < t`` left and ``x >= t`` right.
-  Categorical splits print as ``x in {1, 4}`` / ``x not in {1, 4}``.
+  Categorical splits print as ``x in {1, 4}`` / ``x not in {1, 4}``, with
+  the category labels of a model fitted on pandas categoricals
+  (``colour in {'green', 'red'}``).
 * Two bounds on one feature print as an interval, ``0.5 < x <= 2``.
 * Thresholds are exact, never rounded for looks, in the library's precision.
   scikit-learn and XGBoost round the input to float32 before comparing, so a
@@ -39,16 +44,17 @@ Text conventions
   decimal comparison agrees too.  That is why a split between 26.8 and 26.9
   prints as ``bmi <= 26.849998``: its threshold, 26.8499994, lies below the
   float32 value of 26.85, so a bmi of 26.85 does not satisfy it.  LightGBM
-  compares in float64 (after reading every ``|x| <= 1e-35`` as 0): its
-  thresholds print as their ``repr``.  :func:`parse_rule`,
+  compares in float64: its thresholds print as their ``repr``.
+* LightGBM reads every input with ``|x| <= 1.0000000180025095e-35`` (its
+  kZeroThreshold, float32(1e-35): :data:`LIGHTGBM_ZERO_THRESHOLD`) as
+  exactly 0 before comparing; in a LightGBM rule "zero" means such a value.  :func:`parse_rule`,
   :func:`evaluate_parsed` and :func:`library_reading` implement these
   readings; ``Condition.to_text`` prints one condition with the same code.  Pass
   ``precision=`` to round for display instead.
 * Missing values: with ``show_missing=True`` a condition that a missing value
   satisfies ends in ``(or missing)``; a condition without the suffix is not
-  satisfied by a missing value.  LightGBM's ``zero_as_missing`` splits end in
-  ``(or zero/missing)`` / ``(not zero/missing)`` (LightGBM also reads every
-  ``|x| <= 1e-35`` as 0, see :func:`library_reading`).  By default
+  satisfied by a missing value.  LightGBM's ``zero_as_missing`` splits always
+  end in ``(or zero/missing)`` / ``(not zero/missing)``.  By default
   (``show_missing="auto"``) suffixes are printed only for features that have
   missing values in the ``X`` given (none when no ``X`` is given): the text is
   then exact for every row without missing values.
@@ -57,6 +63,7 @@ Text conventions
 """
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD
 from firecy.rules._antecedents import count_antecedents, kept_antecedents
+from firecy.rules._export import float64_comparison, rules_python, rules_sql
 from firecy.rules._json import rules_json
 from firecy.rules._parse import (
     ParsedCondition,
@@ -77,6 +84,9 @@ __all__ = [
     "rules_table",
     "rules_report",
     "rules_json",
+    "rules_python",
+    "rules_sql",
+    "float64_comparison",
     "count_antecedents",
     "kept_antecedents",
     "parse_rule",

@@ -177,7 +177,7 @@ def _parse_clause(text, pos, names):
     return [ParsedCondition(feat, op, value, missing, zero)], pos
 
 
-def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0):
+def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0, unseen_labels=None):
     """Rows of ``X`` that satisfy every parsed condition.
 
     The input is read as the library reads it: rounded to ``dtype``, and
@@ -186,36 +186,67 @@ def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0):
     Numeric conditions compare it with the threshold rounded to ``dtype``;
     a missing value (NaN, and 0 for zero-as-missing conditions) satisfies a
     condition only if its ``missing`` flag says so.
-    Categorical conditions read a value as ``trunc(x)`` (LightGBM's rule;
-    XGBoost's agrees on non-negative values). Each condition is evaluated
-    by :meth:`Condition.evaluate <firecy.ensembles.Condition.evaluate>`, the
+    Categorical conditions compare labels on a pandas category (or object)
+    column, and whenever the set holds a label that is not a number: a
+    label outside the set is "not in" it.  On a numeric column they read a
+    value as the category code ``trunc(x)`` (LightGBM's rule; XGBoost's
+    agrees on non-negative values).  Each condition is evaluated by
+    :meth:`Condition.evaluate <firecy.ensembles.Condition.evaluate>`, the
     code that evaluates the ensemble's own rules.
 
     Parameters
     ----------
     parsed : list of ParsedCondition
-    X : array-like of shape (n_samples, n_features)
+    X : array-like or DataFrame of shape (n_samples, n_features)
     dtype : {"float64", "float32"}
         The library's precision: float32 for scikit-learn and XGBoost,
         float64 for LightGBM.
     zero_threshold : float, default=0.0
+    unseen_labels : dict of int -> tuple, optional
+        For features whose library reads a label it was not fitted with as
+        another of its labels (XGBoost 3.2: the next one in sorted order),
+        the library's labels: such labels are read that way before the
+        comparison.  :func:`library_reading` gives it.
 
     Returns
     -------
     ndarray of bool, shape (n_samples,)
     """
-    X = np.asarray(X, dtype=np.float64)
+    unseen_labels = unseen_labels or {}
+    if not hasattr(X, "iloc"):
+        X = np.asarray(X)
+        if X.dtype != object:
+            X = X.astype(np.float64, copy=False)
     out = np.ones(X.shape[0], dtype=bool)
     for p in parsed:
-        out &= _as_condition(p, dtype, zero_threshold).evaluate(X)
+        cond = _as_condition(p, dtype, zero_threshold, _by_label(p, X))
+        if cond.category_cast == "exact" and p.feature in unseen_labels:
+            cond = Condition(p.feature, p.op, categories=tuple(p.value), missing=p.missing,
+                             category_cast="floor", labels=tuple(unseen_labels[p.feature]))
+        out &= cond.evaluate(X)
     return out
 
 
-def _as_condition(parsed, dtype, zero_threshold):
+def _by_label(parsed, X):
+    """Whether a categorical condition compares labels rather than codes."""
+    if parsed.op not in CATEGORICAL:
+        return False
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in parsed.value):
+        return True
+    if hasattr(X, "iloc"):
+        kind = X.dtypes.iloc[parsed.feature]
+        return getattr(kind, "name", None) == "category" or kind == object
+    return X.dtype == object
+
+
+def _as_condition(parsed, dtype, zero_threshold, by_label=False):
     """A parsed condition as a :class:`~firecy.ensembles.Condition` that reads
     its input in ``dtype``; the written threshold is rounded to ``dtype`` too
     (the text of a float32 split is the float32 that splits where the library
     does, written in its shortest form)."""
+    if by_label:
+        return Condition(parsed.feature, parsed.op, categories=tuple(parsed.value),
+                         missing=parsed.missing, category_cast="exact")
     if parsed.op in CATEGORICAL:
         return Condition(parsed.feature, parsed.op,
                          categories=tuple(sorted(float(v) for v in parsed.value)),
@@ -235,16 +266,27 @@ def library_reading(ensemble):
     Returns
     -------
     dict
-        ``{"dtype": "float32" | "float64", "zero_threshold": float}``:
-        float32 for scikit-learn and XGBoost; float64 and LightGBM's
-        kZeroThreshold for LightGBM.  Taken from the ensemble's conditions.
+        ``dtype``: "float32" for scikit-learn (except HistGradientBoosting)
+        and XGBoost, "float64" otherwise; ``zero_threshold``: LightGBM's
+        kZeroThreshold for LightGBM, else 0; ``unseen_labels``: for XGBoost,
+        the labels of each feature it re-codes by label (it reads an unseen
+        label as the next of them in sorted order).
     """
-    for rule in ensemble.rules:
-        for c in rule:
+    adapter = getattr(ensemble, "_adapter", None)
+    rule = getattr(adapter, "split_rule", None)
+    unseen = dict(getattr(adapter, "labels", None) or {}) \
+        if getattr(ensemble, "source", None) == "xgboost" else {}
+    if rule is not None:
+        return {"dtype": rule.dtype, "zero_threshold": float(rule.zero_threshold),
+                "unseen_labels": unseen}
+    for r in ensemble.rules:
+        for c in r:
             if not c.is_categorical:
                 return {"dtype": c.dtype,
-                        "zero_threshold": float(getattr(c, "zero_threshold", 0.0) or 0.0)}
+                        "zero_threshold": float(getattr(c, "zero_threshold", 0.0) or 0.0),
+                        "unseen_labels": unseen}
     source = getattr(ensemble, "source", None)
     if source == "lightgbm":
-        return {"dtype": "float64", "zero_threshold": LIGHTGBM_ZERO_THRESHOLD}
-    return {"dtype": "float32", "zero_threshold": 0.0}
+        return {"dtype": "float64", "zero_threshold": LIGHTGBM_ZERO_THRESHOLD,
+                "unseen_labels": {}}
+    return {"dtype": "float32", "zero_threshold": 0.0, "unseen_labels": unseen}

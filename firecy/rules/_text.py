@@ -34,6 +34,9 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
     show_missing : bool or collection of int, default=False
         Print the missing-value suffixes (see the module notes): ``True`` for
         every feature, a collection of feature indices for those only.
+        LightGBM's zero-as-missing conditions always print theirs
+        (``(or zero/missing)`` / ``(not zero/missing)``), since zero is an
+        ordinary value.
     precision : int, optional
         Round thresholds to this many significant digits (for display; the
         default prints them exactly).
@@ -45,6 +48,12 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
     str
     """
     conds = simplify_conditions(conditions) if simplify else list(conditions)
+    if any(c.labels and not c.is_categorical for c in conds):
+        # numeric splits on category codes (LightGBM, ordered categoricals)
+        # print as the labels they select
+        conds = [c.as_label_set() for c in conds]
+        if simplify:
+            conds = simplify_conditions(conds)
     if not conds:
         return ALL_ROWS
     if show_missing is True:
@@ -55,7 +64,10 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
         show = frozenset(int(j) for j in show_missing)
 
     def suffix(cs):
-        if show is not None and cs[0].feature not in show:
+        # zero is an ordinary value to a reader: a zero-as-missing condition
+        # always says what it does with it
+        if show is not None and cs[0].feature not in show and not any(
+                c.zero_as_missing for c in cs):
             return ""
         return missing_suffix(cs)
 

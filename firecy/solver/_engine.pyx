@@ -42,7 +42,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 cimport numpy as cnp
 from firecy.datafits.base cimport Column, Datafit, DatafitState
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport (
+    Block, PENALTY_SCORE_IS_DECREASE, PENALTY_SEPARABLE, Penalty)
 from firecy.solver._anderson cimport ANDERSON_K, anderson_weights
 
 from firecy.solver._newton import newton_step
@@ -97,6 +98,7 @@ cdef class GreedyBlockCD:
     cdef double pen_total
     cdef double[::1] buf_g, buf_z, buf_x, buf_work
     cdef Penalty penalty
+    cdef const Py_ssize_t[::1] col_index   # 0 .. R-1: a block's columns for the penalty
     # working-set strategy: blocks, their columns, Anderson snapshots
     cdef Py_ssize_t[::1] ws_blocks, ws_ptr, ws_cols
     cdef Py_ssize_t n_ws, n_ws_cols
@@ -179,6 +181,7 @@ cdef class GreedyBlockCD:
         self.ws_cols = np.zeros(self.R, dtype=np.intp)
         self.snapshots = np.zeros((ANDERSON_K + 1, self.R))
         self.anderson_w = np.zeros(self.R)
+        self.col_index = np.arange(self.R, dtype=np.intp)
 
     # ------------------------------------------------------------------
     # Python-level access (the Newton steps, the API)
@@ -383,6 +386,14 @@ cdef class GreedyBlockCD:
     # ------------------------------------------------------------------
     # the two steps of an iteration
 
+    cdef inline void block_view(self, Py_ssize_t t, Block* blk) noexcept nogil:
+        """Block t (all its columns) as the penalty sees it."""
+        cdef Py_ssize_t lo = self.block_ptr[t]
+        blk.n = self.block_ptr[t + 1] - lo
+        blk.index = t
+        blk.columns = &self.col_index[lo]
+        blk.curv = &self.curv[lo]
+
     cdef inline void block_gradient(self, Py_ssize_t lo, Py_ssize_t hi, double c) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(lo, hi):
@@ -390,14 +401,15 @@ cdef class GreedyBlockCD:
 
     cdef int score_blocks(self) except -1 nogil:
         cdef Py_ssize_t t, lo, hi
+        cdef Block blk
         cdef double c = self.datafit.common_gradient(&self.st)
         for t in range(self.T):
             lo = self.block_ptr[t]
             hi = self.block_ptr[t + 1]
             self.block_gradient(lo, hi, c)
+            self.block_view(t, &blk)
             self.scores[t] = self.penalty.block_score(
-                &self.w[lo], &self.buf_g[0], &self.step[lo], &self.curv[lo],
-                &self.buf_work[0], hi - lo)
+                &blk, &self.w[lo], &self.buf_g[0], &self.step[lo], &self.buf_work[0])
         return 0
 
     cdef int update_block(self, Py_ssize_t t) except -1 nogil:
@@ -406,13 +418,15 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t nb = hi - lo, j
         cdef double delta, new_pen
         cdef bint moved = False
+        cdef Block blk
+        self.block_view(t, &blk)
         self.block_gradient(lo, hi, self.datafit.common_gradient(&self.st))
         for j in range(nb):
             if self.step[lo + j] > 0.0:
                 self.buf_z[j] = self.w[lo + j] - self.buf_g[j] / self.step[lo + j]
             else:
                 self.buf_z[j] = self.w[lo + j]
-        self.penalty.prox(&self.buf_z[0], &self.step[lo], &self.curv[lo], &self.buf_x[0], nb)
+        self.penalty.prox(&blk, &self.buf_z[0], &self.step[lo], &self.buf_x[0])
         for j in range(nb):
             delta = self.buf_x[j] - self.w[lo + j]
             if delta != 0.0:
@@ -420,7 +434,7 @@ cdef class GreedyBlockCD:
                 self.add_to_column(lo + j, delta)
                 self.w[lo + j] = self.buf_x[j]
         if moved:
-            new_pen = self.penalty.value(&self.w[lo], &self.curv[lo], nb)
+            new_pen = self.penalty.value(&blk, &self.w[lo])
             self.pen_total += new_pen - self.block_pen[t]
             self.block_pen[t] = new_pen
             self.flush_rows()
@@ -513,6 +527,11 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t q, j
         cdef double delta, score, old_val = 0.0, new_val
         cdef bint moved = False
+        cdef Block blk
+        blk.n = nb
+        blk.index = self.ws_blocks[k]
+        blk.columns = &self.ws_cols[q0]
+        blk.curv = &self.buf_curv[0]
         for q in range(nb):
             j = self.ws_cols[q0 + q]
             self.buf_g[q] = self.column_gradient(j)
@@ -521,19 +540,18 @@ cdef class GreedyBlockCD:
             self.buf_curv[q] = self.curv[j]
             self.buf_z[q] = (self.w[j] - self.buf_g[q] / self.step[j]
                              if self.step[j] > 0.0 else self.w[j])
-        score = self.penalty.block_score(&self.buf_w[0], &self.buf_g[0], &self.buf_step[0],
-                                         &self.buf_curv[0], &self.buf_work[0], nb)
-        self.penalty.prox(&self.buf_z[0], &self.buf_step[0], &self.buf_curv[0],
-                          &self.buf_x[0], nb)
+        score = self.penalty.block_score(&blk, &self.buf_w[0], &self.buf_g[0],
+                                         &self.buf_step[0], &self.buf_work[0])
+        self.penalty.prox(&blk, &self.buf_z[0], &self.buf_step[0], &self.buf_x[0])
         for q in range(nb):
             delta = self.buf_x[q] - self.buf_w[q]
             if delta != 0.0:
                 if not moved:
-                    old_val = self.penalty.value(&self.buf_w[0], &self.buf_curv[0], nb)
+                    old_val = self.penalty.value(&blk, &self.buf_w[0])
                     moved = True
                 self.move_column(self.ws_cols[q0 + q], self.buf_x[q])
         if moved:
-            new_val = self.penalty.value(&self.buf_x[0], &self.buf_curv[0], nb)
+            new_val = self.penalty.value(&blk, &self.buf_x[0])
             self.pen_total += new_val - old_val
         self.record_objective()
         return score
@@ -558,6 +576,7 @@ cdef class GreedyBlockCD:
         """
         cdef Py_ssize_t r, t, j, lo, hi, added = 0
         cdef bint active, take
+        cdef Block blk
         cdef double g, c = self.datafit.common_gradient(&self.st)
         self.n_ws = 0
         self.n_ws_cols = 0
@@ -577,9 +596,9 @@ cdef class GreedyBlockCD:
                 added += 1
             if not take:
                 continue
-            if self.penalty.is_separable:
-                self.penalty.subdiff(&self.w[lo], &self.curv[lo], &self.lo_buf[0],
-                                     &self.hi_buf[0], hi - lo)
+            if self.penalty.flags & PENALTY_SEPARABLE:
+                self.block_view(t, &blk)
+                self.penalty.subdiff(&blk, &self.w[lo], &self.lo_buf[0], &self.hi_buf[0])
                 for j in range(lo, hi):
                     g = self.gt[j] + c * self.m[j]
                     if (self.w[j] != 0.0 or self.lo_buf[j - lo] + g > 0.0
@@ -598,12 +617,12 @@ cdef class GreedyBlockCD:
 
     cdef double recompute_penalty(self) except? -1 nogil:
         """Penalty of every block (kept in block_pen, for the greedy strategy)."""
-        cdef Py_ssize_t t, lo, hi
+        cdef Py_ssize_t t
+        cdef Block blk
         cdef double total = 0.0
         for t in range(self.T):
-            lo = self.block_ptr[t]
-            hi = self.block_ptr[t + 1]
-            self.block_pen[t] = self.penalty.value(&self.w[lo], &self.curv[lo], hi - lo)
+            self.block_view(t, &blk)
+            self.block_pen[t] = self.penalty.value(&blk, &self.w[self.block_ptr[t]])
             total += self.block_pen[t]
         return total
 
@@ -731,6 +750,7 @@ cdef class GreedyBlockCD:
         global group of column j (-1: stays at zero), or None if the penalty
         has no local model."""
         cdef Py_ssize_t t, j, lo, hi, n_groups = 0, local
+        cdef Block blk
         cdef Py_ssize_t[::1] group = np.full(self.R, -1, dtype=np.intp)
         grad_arr = np.zeros(self.R)
         hess_arr = np.zeros(self.R)
@@ -744,8 +764,9 @@ cdef class GreedyBlockCD:
                         break
                 else:
                     continue
-                local = self.penalty.local_groups(&self.w[lo], &self.curv[lo], &group[lo],
-                                                  &grad[n_groups], &hess[n_groups], hi - lo)
+                self.block_view(t, &blk)
+                local = self.penalty.local_groups(&blk, &self.w[lo], &group[lo],
+                                                  &grad[n_groups], &hess[n_groups])
                 if local == -2:
                     n_groups = -1
                     break
@@ -797,12 +818,13 @@ cdef class GreedyBlockCD:
         self.record = record_objective
         self.trace_len = 0
         self.trace = np.empty(2 * (max_updates + self.T) + 100 if record_objective else 0)
-        score_tol = -1.0 if penalty.score_is_decrease else (tol * score_scale) ** 2
+        cdef bint score_is_decrease = penalty.flags & PENALTY_SCORE_IS_DECREASE
+        score_tol = -1.0 if score_is_decrease else (tol * score_scale) ** 2
         try:
             with nogil:
                 self.resync()
                 self.optimise_intercept()
-                if penalty.score_is_decrease:
+                if score_is_decrease:
                     score_tol = tol * fmax(fabs(self.objective()), 1e-300)
                 if use_greedy:
                     self.run(score_tol, obj_tol, grad_tol, max_updates, &n_updates, &converged)
@@ -858,6 +880,5 @@ cdef class GreedyBlockCD:
 
 
 cdef class _NullPenalty(Penalty):
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
+    cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
         return 0.0
