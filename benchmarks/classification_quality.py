@@ -27,6 +27,7 @@ integer score (the definition of the risk-score paper). Means over the folds.
 Usage::
 
     python benchmarks/classification_quality.py [--datasets pima wine ...] [--out FILE]
+    python benchmarks/classification_quality.py --report FILE [FILE ...]
 """
 import argparse
 import time
@@ -143,7 +144,7 @@ def report(df):
         lost.append(f"| {d} | {f['AUC'].mean():.4f} | {card['AUC'].mean():.4f} | "
                     f"{(f['AUC'] - card['AUC']).mean():+.4f} | {f['CAL'].mean():.4f} | "
                     f"{card['CAL'].mean():.4f} | {(card['CAL'] - f['CAL']).mean():+.4f} | "
-                    f"{card['CAL(score)'].mean():.4f} | {card['max_points'].max():d} | "
+                    f"{card['CAL(score)'].mean():.4f} | {int(card['max_points'].max()):d} | "
                     f"{int(card['train_within_bound'].sum())}/{len(card)} |")
     lines += ["", "Risk card (FIRE model rounded to integer points), test folds:", "",
               "| dataset | AUC rules | AUC card | AUC lost | CAL rules | CAL card | CAL added "
@@ -156,7 +157,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="*")
     parser.add_argument("--out", default=None, help="CSV of the per-fold rows")
+    parser.add_argument("--report", nargs="*", metavar="CSV",
+                        help="only print the tables of per-fold CSVs written by --out")
     args = parser.parse_args()
+    if args.report:
+        print(report(pd.concat([pd.read_csv(f) for f in args.report], ignore_index=True)))
+        return
     sets = _datasets()
     names = args.datasets or list(sets)
     rows = []
