@@ -37,7 +37,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from firecy._threads import single_blas_thread
 from firecy._validation import check_sample_weight
-from firecy.solver import PathResult, SolveResult, fire_path, lambda_max, solve
+from firecy.solver import PathResult, SolveResult, fire_path, lambda_max
+from firecy.solver._problem import Problem, check_solver_params
 
 __all__ = ["BinaryLogisticPaths", "MultinomialPaths", "multinomial_path", "pack_target"]
 
@@ -199,6 +200,22 @@ class _Multinomial:
             blocks = np.flatnonzero(block_class == k)
             self.designs.append(design.subset_blocks(blocks) if blocks.size else (None, None))
         self.n_pos = int(np.count_nonzero(self.s > 0))
+        self._problems = {}
+
+    def class_problem(self, k, tol, max_iter):
+        """Class k's logistic problem, set up once: its design statistics
+        (curvatures, Lipschitz bounds) do not depend on the offset, which the
+        class steps overwrite in place; the engine re-reads it (``resync``) at
+        the start of every solve.  The tolerance scale stays the one of the
+        first offset, so that every cycle solves to the same tolerance."""
+        if k not in self._problems:
+            sub = self.designs[k][0]
+            offset = np.zeros(self.codes.shape[0])
+            prob = Problem(sub, self.labels[k], self.s, self.fit_intercept,
+                           datafit="logistic", offset=offset)
+            self._problems[k] = (prob, offset,
+                                 check_solver_params(tol, max_iter, sub.n_blocks))
+        return self._problems[k]
 
     def offset_of(self, eta, k):
         return self.offsets[:, k] - _lse_others(eta, k)
@@ -264,9 +281,11 @@ class _Multinomial:
                     if self.fit_intercept:
                         b[k] = _intercept_newton(self.labels[k], off, self.s, b[k])
                 else:
-                    res = solve(sub, self.labels[k], pen, datafit="logistic", offset=off,
-                                sample_weight=self.s, fit_intercept=self.fit_intercept,
-                                coef_init=w[cols], tol=tol, max_iter=max_iter)
+                    prob, offset, max_updates = self.class_problem(k, tol, max_iter)
+                    offset[:] = off
+                    prob.engine.intercept = b[k]
+                    wk = np.ascontiguousarray(w[cols], dtype=np.float64)
+                    res = prob.solve(pen, wk, tol, max_updates)
                     w[cols] = res.coef
                     b[k] = res.intercept
                     n_iter += res.n_iter
