@@ -60,7 +60,28 @@ def rules_json(est, feature_names, X=None, **metadata):
     dict
         ``intercept`` (the estimator's ``intercept_`` plus the ensemble's
         baseline), ``rules`` (the rows of :func:`rules_table` with each
-        rule's simplified ``conditions``), the counts, and ``metadata``.
+        rule's simplified ``conditions``), the counts, and the ``metadata``
+        entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> import json
+    >>> from firecy.rules import rules_json
+    >>> doc = json.loads(json.dumps(rules_json(fire, ["age", "dose"], X, data="doses.csv")))
+    >>> doc["n_rules"], doc["n_antecedents"], doc["data"]
+    (2, 2, 'doses.csv')
+    >>> rule = doc["rules"][0]
+    >>> rule["rule"], round(rule["contribution"], 6), rule["support"]
+    ('age > 2.0 and dose > 15.0', 5.5, 0.25)
+    >>> [(c["feature"], c["op"], c["threshold"], c["dtype"]) for c in rule["conditions"]]
+    [('age', '>', 2.0, 'float32'), ('dose', '>', 15.0, 'float32')]
     """
     ens = est.ensemble_
     intercept, note = estimator_intercept(est, X)
