@@ -90,6 +90,8 @@ class RiskCard:
 
     Attributes
     ----------
+    model : FIREClassifier
+        The fitted binary rule model the card rounds.
     event : object
         The label whose risk the card gives (``classes_[1]``).
     rules : list of str
@@ -123,6 +125,26 @@ class RiskCard:
         Whether ``log_loss_ <= (1 + max_loss_increase) * model_log_loss_``.
     n_dropped_rules_ : int
         Rules of the model that round to 0 points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from firecy import FIREClassifier
+    >>> from firecy.risk import risk_card
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> forest = RandomForestClassifier(n_estimators=30, max_depth=2, random_state=0)
+    >>> fire = FIREClassifier(forest, max_rules=4, random_state=0).fit(X, y)
+    >>> card = risk_card(fire, X, y)
+
+    A row's risk is read off its integer score:
+
+    >>> score = card.score(X[:3])
+    >>> bool(np.allclose(card.predict_proba(X[:3]), 1 / (1 + np.exp(-score / card.scale))))
+    True
+    >>> card.within_bound_
+    True
     """
 
     def __init__(self, model, event, rules, points, columns, intercept_points, scale,
