@@ -40,8 +40,28 @@ def multiclass():
 
 # --------------------------------------------------------------- contract ---
 
-def test_check_estimator_defaults():
-    check_estimator(FIREClassifier())
+def test_check_estimator():
+    # every FIREClassifier parameter at its default; only the forest is
+    # smaller than the default 500 trees, which pass the same checks but take
+    # minutes per check on multi-class data (the full-default run is
+    # measured in the report). Seeded, with bootstrap=False: integer
+    # sample weights are then row repetitions for the forest as for FIRE
+    forest = RandomForestClassifier(n_estimators=20, max_depth=3, bootstrap=False,
+                                    random_state=0)
+    check_estimator(FIREClassifier(forest), expected_failed_checks=EXPECTED_FAILED_CHECKS)
+
+
+# What cannot hold, and why (scikit-learn declares the same check for its own
+# LogisticRegression): weighted and repeated rows define the same objective,
+# but the check compares predict_proba to rtol 1e-7, and the two iterative
+# solves of the logistic loss stop at different points within the solver's
+# tolerance: probabilities differ by 3e-4 relative at tol=1e-6 and 1.6e-6 at
+# tol=1e-9 on the check's 3-class data (they converge to each other as tol
+# shrinks; no practical tolerance reaches 1e-7)
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "iterative logistic solves agree to the solver's tolerance, not to rtol 1e-7",
+}
 
 
 def test_clone_and_pickle(binary):
