@@ -1,5 +1,4 @@
 """Rule extraction for classification: :class:`FIREClassifier`."""
-import json
 import numbers
 
 import numpy as np
@@ -14,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from firecy.estimators._base import FIREEstimatorBase
+from firecy.estimators._class_models import booster_task, check_model_classes
 from firecy.estimators._class_scoring import ClassificationLoss, check_scoring, probabilities
 from firecy.estimators._logistic_paths import (
     BinaryLogisticPaths,
@@ -247,7 +247,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         )
 
     def _check_model_kind(self, model):
-        task = _booster_task(model)
+        task = booster_task(model)
         if task is None:
             task = "classification" if is_classifier_model(model) else "regression"
         if task != "classification":
@@ -279,7 +279,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         prefitted = self.estimator is not None and is_fitted_model(self.estimator)
         model = super()._fit_model(X, y, sample_weight, weighted)
         if prefitted:
-            _check_model_classes(unwrap(model), self._classes)
+            check_model_classes(unwrap(model), self._classes)
         return model
 
     def _check_ensemble(self, ensemble):
@@ -424,46 +424,3 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
         return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
                            classes=self.classes_)
-
-
-def _check_model_classes(model, classes):
-    """A fitted model's classes must be y's (a Booster has none to compare)."""
-    model_classes = getattr(model, "classes_", None)
-    if model_classes is None:
-        return
-    model_classes = np.asarray(model_classes)
-    same = model_classes.shape == classes.shape and np.all(
-        model_classes.astype(object) == classes.astype(object))
-    if not same:
-        unseen = [c for c in classes.tolist() if c not in set(model_classes.tolist())]
-        detail = (f"y has the label(s) {unseen[:5]} the model never saw at fit"
-                  if unseen else "the model knows classes y does not have")
-        raise ValueError(
-            f"the fitted {type(model).__name__} has classes {model_classes.tolist()} but y "
-            f"has {classes.tolist()}: {detail}; pass y with the model's classes or an "
-            "unfitted model"
-        )
-
-
-def _booster_task(model):
-    """"classification" / "regression" for an XGBoost or LightGBM Booster, else None."""
-    module = type(model).__module__.split(".")[0]
-    if type(model).__name__ != "Booster" or module not in ("xgboost", "lightgbm"):
-        return None
-    if module == "xgboost":
-        try:
-            objective = json.loads(model.save_config())["learner"]["objective"]["name"]
-        except Exception:
-            return None
-        return ("classification" if objective.startswith(("binary:", "multi:"))
-                else "regression")
-    objective = str(model.params.get("objective", "")) if getattr(model, "params", None) else ""
-    if not objective:
-        header = model.model_to_string(num_iteration=0)
-        line = next((ln for ln in header.splitlines() if ln.startswith("objective=")), "")
-        objective = line.partition("=")[2]
-    name = objective.split()[0] if objective else ""
-    if name in ("binary", "multiclass", "softmax", "multiclassova", "multiclass_ova",
-                "ova", "ovr", "cross_entropy", "xentropy"):
-        return "classification"
-    return "regression" if name else None
