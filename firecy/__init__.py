@@ -7,7 +7,8 @@ from firecy._abi import get_include, install_finder as _install_abi_finder
 _install_abi_finder()
 
 from firecy.datafits import register_datafit
-from firecy.estimators import FIRERegressor
+from firecy.estimators import FIREClassifier, FIRERegressor
 from firecy.penalties import register_penalty
+from firecy import risk  # noqa: E402  (firecy.risk.risk_card & co.)
 
-__all__ = ["FIRERegressor", "get_include", "register_datafit", "register_penalty"]
+__all__ = ["FIREClassifier", "FIRERegressor", "get_include", "register_datafit", "register_penalty"]

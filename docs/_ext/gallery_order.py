@@ -15,6 +15,7 @@ STORY = [
     "plot_regularization_path.py",
     "plot_fusion_antecedents.py",
     "plot_group_l0_few_trees.py",
+    "plot_risk_card.py",
     "plot_python_penalty.py",
 ]
 

@@ -5,11 +5,22 @@ import numpy as np
 
 from firecy.cli._errors import CLIError
 
-__all__ = ["read_csv"]
+__all__ = ["read_csv", "detect_task"]
 
 
-def read_csv(path, target, drop):
-    """``(X, y)`` from a CSV file: numeric features (a DataFrame) and a numeric target."""
+def detect_task(y):
+    """``"classification"`` for a non-numeric or two-valued target, else ``"regression"``."""
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return "classification"
+    return "classification" if y.dropna().nunique() == 2 else "regression"
+
+
+def read_csv(path, target, drop, task="regression"):
+    """``(X, y, task)`` from a CSV file: numeric features (a DataFrame), the
+    target (numeric for regression, labels for classification) and the task
+    (``task="auto"``: see :func:`detect_task`)."""
     p = Path(path)
     if not p.exists():
         raise CLIError(f"no such file: {path}")
@@ -38,21 +49,25 @@ def read_csv(path, target, drop):
     if target in drop:
         raise CLIError("--drop: cannot drop the target column")
     y = df[target]
-    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+    if task == "auto":
+        task = detect_task(y)
+    if task == "classification":
+        y = _check_labels(y, target)
+    elif not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
         if pd.api.types.is_bool_dtype(y):
             y = y.astype(float)
         else:
             bad = y[pd.to_numeric(y, errors="coerce").isna() & y.notna()]
             example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
             raise CLIError(f"target column {target!r} is not numeric{example}; "
-                           f"firecy extract fits regression models")
+                           f"for class labels use --task classification")
     n_missing = int(y.isna().sum())
     if n_missing:
         rows = ", ".join(str(i + 2) for i in np.flatnonzero(y.isna().to_numpy())[:5])
         raise CLIError(f"target column {target!r} has {n_missing} missing value(s) "
                        f"(CSV line(s) {rows}{', ...' if n_missing > 5 else ''}); "
                        f"remove or fill those rows")
-    if not np.all(np.isfinite(y.to_numpy(dtype=float))):
+    if task == "regression" and not np.all(np.isfinite(y.to_numpy(dtype=float))):
         raise CLIError(f"target column {target!r} contains infinite values")
     X = df.drop(columns=[target, *drop])
     if X.shape[1] == 0:
@@ -79,4 +94,20 @@ def read_csv(path, target, drop):
     if len(X) < 10:
         raise CLIError(f"{path} has {len(X)} data row{'' if len(X) == 1 else 's'}; "
                        f"at least 10 are needed")
-    return X, y.astype(float)
+    return X, (y.astype(float) if task == "regression" else y), task
+
+
+def _check_labels(y, target):
+    """A classification target: at least two classes, each label a class."""
+    import pandas as pd
+
+    if pd.api.types.is_float_dtype(y):
+        vals = y.dropna().to_numpy()
+        if not np.all(np.isfinite(vals)) or np.any(vals != np.round(vals)):
+            raise CLIError(f"target column {target!r} has non-integer numbers; class labels "
+                           "must be integers or text (or use --task regression)")
+    n_classes = y.dropna().nunique()
+    if n_classes < 2:
+        raise CLIError(f"target column {target!r} has {n_classes} class(es); "
+                       "classification needs at least two")
+    return y

@@ -30,7 +30,8 @@ def run_extract(args):
     fmt = getattr(args, "format", "json") or "json"
     if getattr(args, "output", None) is None:
         args.output = _DEFAULT_OUTPUT[fmt]
-    X, y = read_csv(args.data, args.target, args.drop)
+    X, y, args.task = read_csv(args.data, args.target, args.drop,
+                               getattr(args, "task", "regression"))
     out = Path(args.output)
     if out.is_dir():
         raise CLIError(f"--output {args.output} is a directory; give a file name")
@@ -40,6 +41,9 @@ def run_extract(args):
         prepare_dir(args.plot_dir)
     label = {"rf": "random forest", "xgboost": "XGBoost model",
              "lightgbm": "LightGBM model"}[args.model]
+    if args.task == "classification" and fmt != "json" and y.nunique() > 2:
+        raise CLIError(f"--format {fmt} writes one expression (a binary model's log-odds); "
+                       f"{args.target!r} has {y.nunique()} classes: use --format json")
     res = run_job(X, y, args, label=label)
     names = list(X.columns)
     print_rules(res, args, names)
@@ -50,7 +54,7 @@ def run_extract(args):
         data=str(args.data), target=args.target, model=args.model, n_trees=args.n_trees,
         max_depth=args.max_depth, penalty=args.penalty,
         gamma=args.gamma if args.penalty == "mcp" else None, fusion=res["fusion"],
-        max_rules=args.max_rules, seed=args.seed, test_size=args.test_size,
+        max_rules=args.max_rules, seed=args.seed, test_size=args.test_size, task=args.task,
         n_train=len(res["y_tr"]), n_test=0 if res["y_te"] is None else len(res["y_te"]),
     )
     doc["comparison"] = summary

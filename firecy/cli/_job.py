@@ -10,31 +10,34 @@ from firecy.cli._progress import fit_with_progress, status
 __all__ = ["run_job", "describe", "describe_selection"]
 
 
-def _make_forest(kind, n_trees, max_depth, seed, n_jobs):
+def _make_forest(kind, n_trees, max_depth, seed, n_jobs, classification=False):
+    suffix = "Classifier" if classification else "Regressor"
     if kind == "rf":
-        from sklearn.ensemble import RandomForestRegressor
+        import sklearn.ensemble
 
-        return RandomForestRegressor(n_estimators=n_trees, max_depth=max_depth,
-                                     random_state=seed, n_jobs=n_jobs)
+        forest = getattr(sklearn.ensemble, "RandomForest" + suffix)
+        return forest(n_estimators=n_trees, max_depth=max_depth, random_state=seed,
+                      n_jobs=n_jobs)
     if kind == "xgboost":
         try:
-            from xgboost import XGBRegressor
+            import xgboost
         except ImportError:
             raise CLIError(
                 "--model xgboost needs xgboost: pip install 'firecy[xgboost]'") from None
-        return XGBRegressor(n_estimators=n_trees, max_depth=max_depth, learning_rate=0.1,
-                            random_state=seed, n_jobs=n_jobs)
+        return getattr(xgboost, "XGB" + suffix)(
+            n_estimators=n_trees, max_depth=max_depth, learning_rate=0.1,
+            random_state=seed, n_jobs=n_jobs)
     try:
-        from lightgbm import LGBMRegressor
+        import lightgbm
     except ImportError:
         raise CLIError("--model lightgbm needs lightgbm: pip install 'firecy[lightgbm]'") from None
-    return LGBMRegressor(n_estimators=n_trees, max_depth=max_depth,
+    return getattr(lightgbm, "LGBM" + suffix)(n_estimators=n_trees, max_depth=max_depth,
                          num_leaves=2 ** max_depth, learning_rate=0.1, random_state=seed,
                          n_jobs=n_jobs, verbose=-1)
 
 
 def _make_fire(model, args, penalty, fusion):
-    from firecy.estimators import FIRERegressor
+    from firecy.estimators import FIREClassifier, FIRERegressor
 
     params = dict(estimator=model, penalty=penalty, fusion=fusion, max_rules=args.max_rules,
                   n_lambdas=args.n_lambdas, selection=args.selection, cv=args.cv,
@@ -44,7 +47,31 @@ def _make_fire(model, args, penalty, fusion):
                   max_iter=getattr(args, "max_iter", None))
     if penalty == "mcp":
         params["gamma"] = args.gamma
+    if _is_classification(args):
+        return FIREClassifier(**params)
     return FIRERegressor(**params)
+
+
+def _is_classification(args):
+    return getattr(args, "task", "regression") == "classification"
+
+
+def _class_scores(est, X, y):
+    """Test accuracy, log-loss and AUC (one-vs-rest macro for K > 2)."""
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    proba = est.predict_proba(X)
+    classes = est.classes_
+    acc = float(np.mean(classes[np.argmax(proba, axis=1)] == y))
+    out = dict(test_accuracy=acc,
+               test_log_loss=float(log_loss(y, np.clip(proba, 1e-15, 1.0), labels=classes)))
+    try:
+        out["test_auc"] = float(
+            roc_auc_score(y, proba[:, 1]) if len(classes) == 2
+            else roc_auc_score(y, proba, multi_class="ovr", labels=classes))
+    except ValueError:   # a class absent from the test rows
+        out["test_auc"] = math.nan
+    return out
 
 
 def _mse(y, pred):
@@ -92,15 +119,21 @@ def run_job(X, y, args, *, label):
         raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
     # plain arrays: the libraries rename or reject some column names (spaces,
     # brackets); the rules are printed with the real names
+    classification = _is_classification(args)
     X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    y = np.asarray(y) if classification else np.asarray(y, dtype=np.float64)
+    if classification and getattr(args, "model", "rf") == "xgboost":
+        y = _xgboost_codes(y, quiet)
     if args.test_size > 0:
+        stratify = None
+        if classification and np.unique(y, return_counts=True)[1].min() >= 2:
+            stratify = y
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=args.test_size,
-                                                  random_state=args.seed)
+                                                  random_state=args.seed, stratify=stratify)
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
     forest = _make_forest(getattr(args, "model", "rf"), args.n_trees, args.max_depth,
-                          args.seed, args.n_jobs)
+                          args.seed, args.n_jobs, classification)
     t0 = time.perf_counter()
     status(f"fitting {label}: {args.n_trees} trees of depth {args.max_depth} "
            f"on {len(y_tr)} rows ...", quiet)
@@ -126,9 +159,23 @@ def run_job(X, y, args, *, label):
                      n_rules=int(est.n_rules_) if is_fire else int(fire.ensemble_.n_rules),
                      n_antecedents=(count_antecedents(est.ensemble_, est.coef_)
                                     if is_fire else None))
-        if X_te is not None:
+        if X_te is not None and classification:
+            entry.update(_class_scores(est, X_te, y_te))
+        elif X_te is not None:
             pred = est.predict(X_te)
             entry.update(test_mse=_mse(y_te, pred), test_r2=_r2(y_te, pred))
         rows.append(entry)
     res["summary"] = rows
+    res["classification"] = classification
     return res
+
+
+def _xgboost_codes(y, quiet):
+    """XGBoost's classifier takes the labels 0..K-1 only: other labels become
+    their index in sorted order (said on stderr)."""
+    labels, codes = np.unique(y, return_inverse=True)
+    if np.array_equal(labels, np.arange(labels.size)):
+        return y
+    status("XGBoost needs class labels 0..K-1; classes: "
+           + ", ".join(f"{k} = {lab!r}" for k, lab in enumerate(labels.tolist())), quiet)
+    return codes

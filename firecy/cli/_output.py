@@ -55,14 +55,19 @@ def summary_text(res, budget):
     """The comparison table: rules, antecedents and test error of each model."""
     lines = []
     has_test = res["X_te"] is not None
+    classification = res.get("classification", False)
     head = f"{'model':<36} {'rules':>6} {'antecedents':>11}"
     if has_test:
-        head += f" {'test MSE':>10} {'test R2':>8}"
+        head += (f" {'accuracy':>9} {'log-loss':>9} {'AUC':>7}" if classification
+                 else f" {'test MSE':>10} {'test R2':>8}")
     lines.append(head)
     for r in res["summary"]:
         ante = "-" if r["n_antecedents"] is None else str(r["n_antecedents"])
         line = f"{r['name']:<36} {r['n_rules']:>6} {ante:>11}"
-        if has_test:
+        if has_test and classification:
+            line += (f" {r['test_accuracy']:>9.4f} {r['test_log_loss']:>9.4f} "
+                     f"{r['test_auc']:>7.4f}")
+        elif has_test:
             line += f" {r['test_mse']:>10.4g} {r['test_r2']:>8.3f}"
         lines.append(line)
     lines.append(f"(rule budget: at most {budget} rules; test rows: "

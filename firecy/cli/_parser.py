@@ -144,7 +144,11 @@ def build_parser():
     )
     ext.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     ext.add_argument("--target", required=True, metavar="COLUMN",
-                     help="name of the column to predict (numeric)")
+                     help="name of the column to predict")
+    ext.add_argument("--task", choices=["auto", "regression", "classification"],
+                     default="auto",
+                     help="auto (default): classification when the target is not numeric "
+                          "or has two values, else regression")
     ext.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
                      help="tree ensemble to fit (default rf: random forest)")
     ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",

@@ -64,6 +64,11 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         Raise a ValueError for an ensemble the task cannot use.
     ``_fixed_lambdas(target, sample_weight, leaf_values)``
         A lambda grid to use instead of each path's default, or None.
+    ``_fit_target(y, baseline)``
+        What the paths fit, per row (default ``y - baseline``: regression).
+    ``_path_fitter()``
+        How a path is fitted and predicts (``_selection.SquaredLossPaths``
+        when None, the default).
     ``_validation_loss``
         ``loss(y, pred, sample_weight)``, per column of ``pred``; a
         module-level function, so that Dask workers can unpickle it.
@@ -285,8 +290,11 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         leaf_table = np.ascontiguousarray(ens.leaf_table(Xm), dtype=np.int32)
         leaf_values = np.ascontiguousarray(ens.leaf_values, dtype=np.float64)
         block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
-        target = y - np.asarray(ens.baseline(Xm), dtype=np.float64)
-        check_finite_design(target, leaf_values, block_ptr, unwrap(model))
+        target = self._fit_target(y, np.asarray(ens.baseline(Xm), dtype=np.float64))
+        # a regression target is y minus the baseline; a classifier's target
+        # packs class indices with the baseline (its own checks hold for it)
+        check_finite_design(target if target.ndim == 1 else None, leaf_values, block_ptr,
+                            unwrap(model))
 
         # solve in units where target and leaf values are of order one (exact)
         self._scale = PowerOfTwoScale(target, leaf_values, enabled=self._exact_rescaling
@@ -334,12 +342,15 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
             max_iter=self.max_iter, progress=progress,
+            fitter=self._path_fitter(),
         )
         self.paths_ = paths = [scale.unscale_path(p) for p in paths]
         self.path_ = path = paths[g_best]
         self.best_params_ = dict(grid[g_best][0])
         self.coef_ = np.array(path.coefs[k_best], dtype=np.float64)
-        self.intercept_ = float(path.intercepts[k_best])
+        intercept = np.array(path.intercepts[k_best], dtype=np.float64)
+        # one intercept per output for a multi-output fitter
+        self.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
         self.lambda_ = float(path.lambdas[k_best])
         self.n_rules_ = int(np.count_nonzero(self.coef_))
         self.n_iter_ = int(path.n_iter[k_best])
@@ -354,6 +365,12 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
             return np.array([float(self.lam)]) / self._scale.lam_factor
         lambdas = check_lambdas(getattr(self, "lambdas", None))
         return None if lambdas is None else lambdas / self._scale.lam_factor
+
+    def _fit_target(self, y, baseline):
+        return y - baseline
+
+    def _path_fitter(self):
+        return None
 
     # -- predict and rules ----------------------------------------------------
     def _raw_prediction(self, X):

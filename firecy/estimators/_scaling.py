@@ -89,7 +89,8 @@ def check_finite_design(target, leaf_values, block_ptr, model):
 
     A model fitted on a target near the float64 limit (``y`` of 1e300: the
     trees' squared-error criteria overflow) has infinite or NaN leaf values
-    or baseline; the rule weights cannot be fitted to them.
+    or baseline; the rule weights cannot be fitted to them. ``target`` None:
+    check the leaf values only.
     """
     name = type(model).__name__
     if not np.all(np.isfinite(leaf_values)):
@@ -98,6 +99,8 @@ def check_finite_design(target, leaf_values, block_ptr, model):
             "target too large for float64 arithmetic overflows): rescale y, e.g. "
             "divide it by its standard deviation"
         )
+    if target is None:   # a classifier's packed target: leaf values only
+        return
     if np.all(np.diff(block_ptr) == 1) and np.ptp(target) > 0:
         raise ValueError(
             f"the fitted {name} has no split (every tree is a single leaf), so there "

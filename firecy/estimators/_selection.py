@@ -18,7 +18,10 @@ The selected model is the stage-1 solution at the selected lambda: the
 warm-started full-data path is the refit.  The loss is the estimator's
 ``_validation_loss``, so the same machinery serves every task.  Every
 design here is a :class:`~firecy.solver.BlockDesign` built from the leaf
-table.  ``docs/selection.rst`` explains the choices and their measurements.
+table.  How a task fits a path on it and predicts with it is the
+``fitter``'s business (default :class:`SquaredLossPaths`, regression); a
+classifier passes its own.  ``docs/selection.rst`` explains the choices and
+their measurements.
 """
 import warnings
 from dataclasses import dataclass, field, fields
@@ -28,8 +31,8 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from firecy.solver import BlockDesign, PathResult, fire_path
 
-__all__ = ["FIREPath", "full_path_task", "fold_errors_task", "weighted_squared_error",
-           "select_on_paths"]
+__all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
+           "weighted_squared_error", "select_on_paths"]
 
 
 @dataclass
@@ -118,13 +121,33 @@ class FIREPath(PathResult):
         return [f.name for f in fields(self)]
 
 
+class SquaredLossPaths:
+    """The default ``fitter``: how a task fits a path and predicts with it.
+
+    A fitter has two methods, ``path(design, y, penalty, **kwargs)`` (the
+    arguments of :func:`~firecy.solver.fire_path`; returns a
+    :class:`~firecy.solver.PathResult`) and ``predict(design, y, path)`` (the
+    prediction at every path point on the rows of ``design``, what the
+    validation loss scores; ``y`` are those rows' targets, for a fitter that
+    keeps per-row data such as an offset in them).  This one is regression's:
+    the squared loss on the target (the baseline already subtracted).
+    """
+
+    def path(self, design, y, penalty, **kwargs):
+        return fire_path(design, y, penalty, **kwargs)
+
+    def predict(self, design, y, path):
+        return np.asarray(design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
+
+
 def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty,
                    lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter,
-                   progress=None, refine_path=False):
+                   progress=None, refine_path=False, fitter=None):
     """Stage 1: the path on all training rows (``lambdas=None``: default grid),
     refined where the rule count jumps if ``refine_path``."""
     design = BlockDesign.from_leaf_table(leaf_table, leaf_values, block_ptr)
-    return fire_path(
+    fitter = SquaredLossPaths() if fitter is None else fitter
+    return fitter.path(
         design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
         n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
         fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
@@ -145,18 +168,19 @@ def weighted_squared_error(y, pred, sample_weight):
 
 def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train, test,
                      penalty, lambdas, fit_intercept, tol, max_iter, progress=None,
-                     loss=weighted_squared_error):
+                     loss=weighted_squared_error, fitter=None):
     """Stage 2: validation losses of the path fitted on ``train``, scored on ``test``.
 
     Returns
     -------
     errors : ndarray of shape (len(lambdas),)
         ``loss(y[test], prediction, sample_weight[test])`` at each lambda,
-        the prediction being the intercept plus ``M w`` on the test rows
-        (NaN for an empty test set).
+        the prediction being ``fitter.predict`` on the test rows (for
+        regression the intercept plus ``M w``); NaN for an empty test set.
     """
+    fitter = SquaredLossPaths() if fitter is None else fitter
     design = BlockDesign.from_leaf_table(leaf_table[train], leaf_values, block_ptr)
-    path = fire_path(
+    path = fitter.path(
         design, y[train], penalty, sample_weight=sample_weight[train],
         lambdas=lambdas, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
         progress=progress,
@@ -164,7 +188,7 @@ def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train
     if len(test) == 0:
         return np.full(len(path.lambdas), np.nan)
     test_design = BlockDesign.from_leaf_table(leaf_table[test], leaf_values, block_ptr)
-    pred = np.asarray(test_design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
+    pred = fitter.predict(test_design, y[test], path)
     return loss(y[test], pred, sample_weight[test])
 
 
@@ -194,7 +218,8 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
         The estimator's fixed ``lam``, for the warning when it breaks the
         rule budget.
     **common
-        ``fit_intercept``, ``tol``, ``max_iter``, ``progress`` for the solver.
+        ``fit_intercept``, ``tol``, ``max_iter``, ``progress`` for the solver,
+        and ``fitter`` (see :class:`SquaredLossPaths`).
 
     Returns
     -------

@@ -7,7 +7,7 @@ import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
 from firecy.rules._inputs import check_coef, is_estimator, n_outputs, unpack
-from firecy.rules._table import rules_table
+from firecy.rules._table import class_labels, rules_table
 
 __all__ = ["rules_report", "estimator_intercept"]
 
@@ -88,6 +88,7 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     2 rules from 1 tree..., 2 distinct antecedents (split nodes to read)
     """
     baseline_note = ""
+    classes = getattr(ensemble, "classes_", None) if is_estimator(ensemble) else None
     if is_estimator(ensemble) and intercept is None:
         intercept, baseline_note = estimator_intercept(ensemble, X)
     ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
@@ -99,16 +100,22 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))
     n_out = n_outputs(ensemble)
+    labels = class_labels(ensemble, classes)
     lines = []
     for k in range(n_out):
         krows = [r for r in rows if r.get("class", 0) == k]
+        name = "prediction"
+        if labels is not None:
+            # a classifier: say which class each block of rules speaks for
+            name = (f"log-odds of class {labels[0]!r}" if n_out == 1
+                    else f"score of class {labels[k]!r} (probabilities: softmax of the scores)")
         if n_out > 1:
             if not krows:
                 continue
-            lines.append(f"class {k}:")
+            lines.append(f"class {k}:" if labels is None else f"class {labels[k]!r}:")
         b = intercepts[k] if intercepts.size > k else intercepts[0]
         lines.append(f"intercept: {_fmt(b, digits)}{baseline_note}")
-        lines.append("prediction = intercept + the contributions of the rules a row satisfies")
+        lines.append(f"{name} = intercept + the contributions of the rules a row satisfies")
         shown = krows if max_rules is None else krows[:max_rules]
         width = len(str(len(shown)))
         for i, r in enumerate(shown, 1):

@@ -18,14 +18,33 @@ from firecy.rules._inputs import (
 from firecy.rules._simplify import simplify_conditions
 from firecy.rules._text import format_conditions
 
-__all__ = ["rules_table"]
+__all__ = ["rules_table", "class_labels"]
 
 _COLUMNS = ["rule", "weight", "leaf_value", "contribution", "support", "tree",
             "n_conditions", "column"]
 
 
+def class_labels(ensemble, classes):
+    """The label each output speaks for, or None without ``classes``.
+
+    ``classes`` are a classifier's labels: output k speaks for ``classes[k]``;
+    a single output (binary) for ``classes[1]``, whose log-odds it models.
+    """
+    if classes is None:
+        return None
+    labels = [c.item() if hasattr(c, "item") else c for c in np.asarray(classes)]
+    K = n_outputs(ensemble)
+    if K == 1:
+        if len(labels) != 2:
+            raise ValueError(f"a single-output ensemble has two classes, got {len(labels)}")
+        return [labels[1]]
+    if len(labels) != K:
+        raise ValueError(f"the ensemble has {K} outputs but {len(labels)} classes were given")
+    return labels
+
+
 def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=None, *,
-                show_missing="auto", precision=None, as_frame=None):
+                classes=None, show_missing="auto", precision=None, as_frame=None):
     """The kept rules (nonzero weights) as a table, largest contribution first.
 
     Parameters
@@ -42,6 +61,12 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         Data to measure each rule's ``support`` on (NaN without it).
     sample_weight : array-like of shape (n_samples,), optional
         Weights of the rows of ``X`` in ``support``.
+    classes : array-like, optional
+        The class labels of a classifier (default: a classifier's
+        ``classes_``): the table then has a first column ``class``, the label
+        each rule speaks for (``classes[k]`` for the rules of output k; for a
+        binary model with one output, ``classes[1]``, whose log-odds the rules
+        add to).
     show_missing : "auto", bool or collection of int, default="auto"
         Missing-value suffixes in the rule text (see the module notes):
         "auto" prints them for the features with missing values in ``X``
@@ -71,7 +96,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         conditions after simplification (an interval counts two);
         ``column``: its index j in ``coef`` and in the ensemble's design.
         A multi-output ensemble (multi-class forest) adds a first column
-        ``class``: the output the rule contributes to.
+        ``class``: the output the rule contributes to (its label when
+        ``classes`` is known).
 
     Examples
     --------
@@ -95,6 +121,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     >>> bool(np.isclose(fire.intercept_ + row["contribution"], fire.predict([[3.0, 20.0]])[0]))
     True
     """
+    if classes is None:
+        classes = getattr(ensemble, "classes_", None)
     ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:
         feature_names = est_names
@@ -104,6 +132,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     support = leaf_support(ensemble, X, sample_weight) if X is not None else None
     show = missing_features(X, show_missing)
     multi = n_outputs(ensemble) > 1
+    labels = class_labels(ensemble, classes)
     cols = np.flatnonzero(coef)
     trees = tree_of(ensemble, cols)
     classes = column_class(ensemble, cols)
@@ -121,10 +150,13 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
             "n_conditions": len(simplified),
             "column": int(j),
         }
-        if multi:
+        if labels is not None:
+            row = {"class": labels[k], **row}
+        elif multi:
             row = {"class": int(k), **row}
-        rows.append(row)
-    rows.sort(key=lambda r: (r.get("class", 0), -abs(r["contribution"]), r["column"]))
+        rows.append((int(k), row))
+    rows.sort(key=lambda kr: (kr[0], -abs(kr[1]["contribution"]), kr[1]["column"]))
+    rows = [r for _, r in rows]
     if as_frame is False:
         return rows
     try:
@@ -136,5 +168,5 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
                 "(or pip install 'firecy[pandas]')"
             ) from None
         return rows
-    columns = (["class"] if multi else []) + _COLUMNS
+    columns = (["class"] if multi or labels is not None else []) + _COLUMNS
     return pd.DataFrame(rows, columns=columns)

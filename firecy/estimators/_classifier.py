@@ -1,0 +1,427 @@
+"""Rule extraction for classification: :class:`FIREClassifier`."""
+import numbers
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.model_selection import (
+    ShuffleSplit,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+    check_cv,
+)
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from firecy.estimators._base import FIREEstimatorBase
+from firecy.estimators._class_models import booster_task, check_model_classes
+from firecy.estimators._class_scoring import ClassificationLoss, check_scoring, probabilities
+from firecy.estimators._logistic_paths import (
+    BinaryLogisticPaths,
+    MultinomialPaths,
+    pack_target,
+)
+from firecy.estimators._model_inspection import is_classifier_model, is_fitted_model, unwrap
+
+__all__ = ["FIREClassifier"]
+
+
+class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
+    r"""Extract a small weighted rule set from a tree ensemble classifier (FIRE).
+
+    Every leaf of every tree is a rule. For a binary model, FIRE learns one
+    weight per rule by minimising the logistic loss of the margin
+    :math:`\eta = c(x) + b + M w` (the log-odds of ``classes_[1]``) plus the
+    penalty of :class:`~firecy.FIRERegressor`:
+
+    .. math::
+
+        F(w, b) = \frac{1}{\sum_i s_i} \sum_i s_i
+                  \bigl(\log(1 + e^{\eta_i}) - y_i \eta_i\bigr)
+                + \sum_j \mathrm{MCP}_\gamma(w_j; \lambda_s)
+                + \lambda_f \sum_t \sum_{j \in t,\, j > \mathrm{first}} |w_j - w_{j-1}|
+                + \lambda_0 \, \#\{t : w_t \neq 0\}
+
+    ``M[i, j]`` is the value of leaf ``j`` (a random forest's class-1
+    fraction, a boosting tree's leaf output) when row ``i`` lands in it,
+    ``c(x)`` the ensemble's baseline margin (0 for a forest, the initial
+    log-odds for boosting) and ``s`` the sample weights. The coordinate
+    curvature that scales MCP's ``gamma`` uses the logistic bound 1/4
+    (``docs/datafits.rst``).
+
+    **Multi-class** (K classes): every rule speaks for one class. A boosting
+    model already has one tree per class and round; a random forest leaf
+    gives K rules, one per class, valued by that class's fraction. The margin
+    of class k is :math:`\eta_k = c_k(x) + b_k + M_k w_k`, the probabilities
+    their softmax, and the loss the multinomial negative log-likelihood
+    :math:`\log \sum_k e^{\eta_{ik}} - \eta_{i y_i}`, with the same penalty
+    summed over all rules. It is minimised by block coordinate descent over
+    the classes: with the other classes fixed, the loss in class k's margin is
+    exactly a binary logistic loss with a per-row offset, solved warm-started
+    by the same engine (``docs/classification.rst``). The rule budget counts
+    the rules of all classes.
+
+    ``lam`` is chosen on a warm-started path from ``lambda_max`` (no rule)
+    down to ``eps * lambda_max`` by the validation loss (``scoring``, the
+    log-loss by default) among the points with at most ``max_rules`` rules,
+    on stratified folds; ``gamma``, ``fusion`` and ``group_l0`` may be lists
+    (a grid), as for :class:`~firecy.FIRERegressor`.
+
+    Parameters
+    ----------
+    estimator : estimator, default=None
+        The tree ensemble classifier: a scikit-learn random forest,
+        extra-trees, gradient boosting or histogram gradient boosting
+        classifier, an XGBoost or LightGBM classifier (sklearn wrapper, or a
+        Booster with a binary or multi-class objective). A fitted model is
+        used as is (its ``classes_`` must be the classes of ``y``; a Booster's
+        classes are ``y``'s labels in sorted order); an unfitted one is cloned
+        and fitted on ``X`` and the class indices ``0 .. K-1`` of ``y`` (with
+        ``sample_weight`` when its ``fit`` accepts it). ``None`` fits
+        ``RandomForestClassifier(n_estimators=500, max_depth=3,
+        random_state=random_state)``. Wrap a fitted model in
+        :class:`sklearn.frozen.FrozenEstimator` to keep it fitted through
+        :func:`sklearn.base.clone`.
+    penalty : {"mcp", "l1"}, str or penalty object, default="mcp"
+        As in :class:`~firecy.FIRERegressor`.
+    lam : float, default=None
+        Fixed :math:`\lambda_s`; ``None`` selects it on the path.
+    gamma : float or list of float, default=1.1
+        MCP concavity (> 1), scale-free.
+    fusion : float or list of float, default=0.5
+        Fusion ratio :math:`\lambda_f / \lambda_s` (>= 0).
+    group_l0 : float or list of float, default=0.0
+        :math:`\lambda_0`, the price of every tree (block) with a rule.
+    max_rules : int, default=14
+        Rule budget over all classes (fewer than 15, the FIRE paper's).
+        ``None``: no budget.
+    n_lambdas : int, default=50
+    eps : float, default=1e-3
+    selection : {"cv", "validation"}, default="cv"
+        Mean validation loss over the stratified folds of ``cv``, or the loss
+        on one stratified held-out split of ``validation_fraction``.
+    validation_fraction : float, default=0.2
+    cv : int, cross-validation splitter or iterable, default=5
+        An int means shuffled ``StratifiedKFold`` seeded with
+        ``random_state``.
+    refine_path : bool, default=True
+        Bisect the path where the rule count jumps, so that the selection is
+        offered rule sets of every size (as in :class:`~firecy.FIRERegressor`).
+    one_se : bool, default=False
+        One-standard-error rule, as in :class:`~firecy.FIRERegressor`.
+    scoring : {"log_loss", "brier", "error_rate", "roc_auc"} or callable, default="log_loss"
+        What the selection minimises on held-out rows, weighted by
+        ``sample_weight``: the log-loss, the Brier score, the error rate,
+        or 1 - ROC AUC (one-vs-rest macro average for K > 2). A callable
+        ``scoring(y_true, proba, sample_weight)`` gets the labels, the
+        probabilities (n_rows, n_classes) and the weights (None when
+        unweighted) and returns a value to minimise (negate a score).
+    fit_intercept : bool, default=True
+        Fit the unpenalised intercept (one per class).
+    tol : float, default=1e-6
+        Solver tolerance; also the relative decrease below which the cycles
+        over the classes stop.
+    max_iter : int, default=None
+        Maximum block updates per solve.
+    n_jobs : int, default=None
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    estimator_ : estimator
+        The fitted ensemble model used.
+    ensemble_ : RuleEnsemble
+        The ensemble's rules; ``ensemble_.tree_class[t]`` is the class (index
+        into ``classes_``) block t speaks for (all 0 for one output: class 1).
+    coef_ : ndarray of shape (n_rules_total,)
+        Rule weights (mostly zero).
+    intercept_ : float or ndarray of shape (n_classes,)
+        The intercept ``b`` on top of the baseline: one value for a binary
+        model with one output, one per class otherwise.
+    n_rules_, lambda_, best_params_, penalty_, path_, paths_, n_iter_, validation_error_
+        As in :class:`~firecy.FIRERegressor`; ``validation_error_`` is the
+        ``scoring`` loss, and ``path_.intercepts`` has one column per class
+        for a multi-class model.
+    rules_ : pandas.DataFrame
+        The selected rules with a ``class`` column: the label each rule
+        speaks for (see :func:`firecy.rules.rules_table`).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    See Also
+    --------
+    firecy.risk.risk_card : the integer-point risk score of a binary model.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from firecy import FIREClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> forest = RandomForestClassifier(n_estimators=100, max_depth=3, random_state=0)
+    >>> fire = FIREClassifier(forest, random_state=0).fit(X, y)
+    >>> fire.n_rules_ <= 14
+    True
+    >>> fire.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _y_numeric = False
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        penalty="mcp",
+        lam=None,
+        gamma=1.1,
+        fusion=0.5,
+        group_l0=0.0,
+        max_rules=14,
+        n_lambdas=50,
+        eps=1e-3,
+        selection="cv",
+        validation_fraction=0.2,
+        cv=5,
+        refine_path=True,
+        one_se=False,
+        scoring="log_loss",
+        fit_intercept=True,
+        tol=1e-6,
+        max_iter=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.penalty = penalty
+        self.lam = lam
+        self.gamma = gamma
+        self.fusion = fusion
+        self.group_l0 = group_l0
+        self.max_rules = max_rules
+        self.n_lambdas = n_lambdas
+        self.eps = eps
+        self.selection = selection
+        self.validation_fraction = validation_fraction
+        self.cv = cv
+        self.refine_path = refine_path
+        self.one_se = one_se
+        self.scoring = scoring
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # -- fit ------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None, progress=None):
+        """Fit the ensemble (unless fitted), then select and fit the rule weights.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+        progress : callable, default=None
+            Called as ``progress(k, n_points, result)`` after every solved path
+            point (see :meth:`firecy.FIRERegressor.fit`).
+
+        Returns
+        -------
+        self : object
+        """
+        check_scoring(self.scoring)
+        super().fit(X, y, sample_weight=sample_weight, progress=progress)
+        self.classes_ = self._classes
+        return self
+
+    # -- the hooks of FIREEstimatorBase ----------------------------------------
+    def _default_model(self):
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(
+            n_estimators=500, max_depth=3, random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
+
+    def _check_model_kind(self, model):
+        task = booster_task(model)
+        if task is None:
+            task = "classification" if is_classifier_model(model) else "regression"
+        if task != "classification":
+            raise TypeError(
+                f"FIREClassifier needs a classification ensemble, got the regressor "
+                f"{type(model).__name__} (use FIRERegressor for regression)"
+            )
+
+    def _validate_target(self, y):
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                f"FIREClassifier needs at least two classes; y has a single class "
+                f"({classes[0]!r})"
+            )
+        self._classes = classes
+        return codes.astype(np.intp)
+
+    def _fit_model(self, X, y, sample_weight, weighted):
+        weighted_classes = np.unique(y[sample_weight > 0])
+        if weighted_classes.size < 2:
+            found = (f"they hold the single class {self._classes[weighted_classes[0]]!r}"
+                     if weighted_classes.size else "no row has a positive weight")
+            raise ValueError(
+                "FIREClassifier needs at least two classes among the rows with "
+                f"positive sample weight; {found}"
+            )
+        prefitted = self.estimator is not None and is_fitted_model(self.estimator)
+        model = super()._fit_model(X, y, sample_weight, weighted)
+        if prefitted:
+            check_model_classes(unwrap(model), self._classes)
+        return model
+
+    def _check_ensemble(self, ensemble):
+        K = self._classes.size
+        n_outputs = int(getattr(ensemble, "n_outputs", 1))
+        if not ((n_outputs == 1 and K == 2) or n_outputs == K):
+            raise ValueError(
+                f"the ensemble has {n_outputs} output(s) but y has {K} classes: a "
+                f"classifier of {K} classes has "
+                + ("one output (binary)" if K == 2 else f"{K} outputs")
+            )
+        # the path fitter needs the layout before ensemble_ is set
+        self._layout = (n_outputs, np.asarray(ensemble.tree_class, dtype=np.intp))
+
+    def _fit_target(self, y, baseline):
+        return pack_target(y, baseline)
+
+    def _path_fitter(self):
+        n_outputs, tree_class = self._layout
+        if n_outputs == 1:
+            return BinaryLogisticPaths()
+        return MultinomialPaths(tree_class, n_outputs)
+
+    @property
+    def _validation_loss(self):
+        return ClassificationLoss(self.scoring, self._classes)
+
+    def _splits(self, n):
+        """Stratified folds (stratified split), falling back to plain
+        shuffled ones when a class is too small to stratify."""
+        codes = self._codes_for_splits()
+        X0 = np.zeros((n, 1))
+        if self.selection == "validation":
+            try:
+                return list(StratifiedShuffleSplit(
+                    n_splits=1, test_size=self.validation_fraction,
+                    random_state=self.random_state).split(X0, codes))
+            except ValueError:
+                return list(ShuffleSplit(
+                    n_splits=1, test_size=self.validation_fraction,
+                    random_state=self.random_state).split(X0))
+        if isinstance(self.cv, numbers.Integral):
+            if self.cv > n:
+                raise ValueError(
+                    f"cv={self.cv} folds need at least {self.cv} samples, got {n}")
+            if np.bincount(codes).max() >= self.cv:
+                splitter = StratifiedKFold(self.cv, shuffle=True,
+                                           random_state=self.random_state)
+                return list(splitter.split(X0, codes))
+            return super()._splits(n)
+        return list(check_cv(self.cv, codes, classifier=True).split(X0, codes))
+
+    def _codes_for_splits(self):
+        return self._split_codes
+
+    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n, progress=None):
+        self._split_codes = target[:, 0].astype(np.intp)
+        try:
+            super()._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n,
+                            progress=progress)
+        finally:
+            del self._split_codes
+
+    # -- predict --------------------------------------------------------------
+    def decision_function(self, X):
+        """The margin: log-odds of ``classes_[1]`` (binary), or one score per class.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+            ``baseline(X) + intercept_ + M w`` per class; for a binary model
+            with one score per class (e.g. XGBoost ``multi:softprob`` with two
+            classes) the difference of the two.
+        """
+        raw = self._raw_prediction(X)
+        if raw.ndim == 2 and raw.shape[1] == 2 and self.classes_.size == 2:
+            return raw[:, 1] - raw[:, 0]
+        return raw
+
+    def predict_proba(self, X):
+        """Class probabilities: the sigmoid (binary) or softmax of the margins.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        raw = self._raw_prediction(X)
+        return probabilities(raw, 1 if raw.ndim == 1 else raw.shape[1])
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        from scipy.special import log_expit, log_softmax
+
+        check_is_fitted(self)
+        raw = self._raw_prediction(X)
+        if raw.ndim == 1:
+            return np.column_stack([log_expit(-raw), log_expit(raw)])
+        return log_softmax(raw, axis=1)
+
+    def predict(self, X):
+        """The most probable class.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        check_is_fitted(self)
+        raw = self._raw_prediction(X)
+        if raw.ndim == 1:
+            return self.classes_[(raw > 0).astype(np.intp)]
+        return self.classes_[np.argmax(raw, axis=1)]
+
+    @property
+    def rules_(self):
+        """The selected rules, with the class each speaks for (see
+        :func:`firecy.rules.rules_table`)."""
+        check_is_fitted(self)
+        from firecy.rules import rules_table
+
+        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
+                           classes=self.classes_)

@@ -1,0 +1,402 @@
+"""How a classifier fits its regularisation paths: the ``fitter`` objects of
+:func:`~firecy.estimators._selection.select_on_paths` for classification.
+
+Both fitters read a *packed target*, one row per sample, so that the selection
+can slice it by rows like any target: column 0 holds the class index
+(0 .. K-1; 0 or 1 for a binary model) and columns 1: the ensemble's baseline
+for each output (the raw margin no leaf carries), which enters the margin as
+a per-row offset.
+
+* :class:`BinaryLogisticPaths` (one output): the logistic loss of
+  :class:`~firecy.datafits.Logistic`, the baseline as ``offset``;
+  :func:`~firecy.solver.fire_path` does everything.
+* :class:`MultinomialPaths` (K outputs, every block speaking for one class):
+  the multinomial (softmax) loss
+
+  .. math::
+
+     F(w, b) = \\frac{1}{\\sum_i s_i} \\sum_i s_i \\Bigl(\\log \\sum_k e^{\\eta_{ik}}
+               - \\eta_{i y_i}\\Bigr) + \\sum_k P(w_k), \\qquad
+     \\eta_{ik} = o_{ik} + b_k + (M_k w_k)_i,
+
+  minimised by block coordinate descent over the classes. With the other
+  classes' margins fixed, the loss in :math:`\\eta_{\\cdot k}` is exactly a
+  binary logistic loss with labels :math:`[y_i = k]` and the per-row offset
+  :math:`o_{ik} - \\log \\sum_{k' \\neq k} e^{\\eta_{ik'}}` (plus a constant),
+  so each class step is a warm-started :func:`~firecy.solver.solve` with the
+  logistic datafit; the penalty is a sum over blocks, hence over classes.
+  Every class step lowers :math:`F`; the cycles stop when a cycle lowers it
+  by less than ``tol`` (relative).  No datafit contract is involved beyond
+  the logistic one.
+"""
+import warnings
+
+import numpy as np
+from scipy.special import expit, logsumexp
+from sklearn.exceptions import ConvergenceWarning
+
+from firecy._threads import single_blas_thread
+from firecy._validation import check_sample_weight
+from firecy.solver import PathResult, SolveResult, fire_path, lambda_max
+from firecy.solver._problem import Problem, check_solver_params
+
+__all__ = ["BinaryLogisticPaths", "MultinomialPaths", "multinomial_path", "pack_target"]
+
+_MAX_CYCLES = 100
+
+
+def pack_target(codes, baseline):
+    """The packed target: class index, then the baseline of each output."""
+    baseline = np.asarray(baseline, dtype=np.float64)
+    baseline = baseline.reshape(baseline.shape[0], -1)
+    return np.column_stack([np.asarray(codes, dtype=np.float64), baseline])
+
+
+def _absent_class_margin(n_rows):
+    """Log-odds of a class no training row (of positive weight) has: the
+    probability of half an observation, 1 / (2 n + 1), instead of 0, so that
+    a validation fold scores such rows with a finite loss."""
+    return -np.log(2.0 * max(n_rows, 1))
+
+
+# ---------------------------------------------------------------------------
+# binary
+# ---------------------------------------------------------------------------
+class BinaryLogisticPaths:
+    """Paths of the logistic loss; the ensemble's baseline is the offset."""
+
+    def path(self, design, y, penalty, *, sample_weight=None, **kwargs):
+        labels, offset = y[:, 0], y[:, 1]
+        s = check_sample_weight(sample_weight, labels.shape[0])
+        present = np.unique(labels[s > 0])
+        if present.size < 2:
+            return _constant_path(design.n_columns, kwargs.get("lambdas"),
+                                  np.array([_single_class_intercept(present, s, offset)]),
+                                  kwargs.get("fit_intercept", True))
+        return fire_path(design, labels, penalty, datafit="logistic", offset=offset,
+                         sample_weight=sample_weight, **kwargs)
+
+    def predict(self, design, y, path):
+        """Margins (log-odds of class 1), shape (n_rows, n_points)."""
+        return (np.asarray(design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
+                + y[:, 1:2])
+
+
+def _single_class_intercept(present, s, offset):
+    """A fold whose training rows hold one class: its margin (about the
+    probability of that class minus half an observation)."""
+    if present.size == 0:
+        return 0.0
+    margin = -_absent_class_margin(int(np.count_nonzero(s > 0)))
+    margin = margin if present[0] == 1 else -margin
+    return float(margin - np.average(offset, weights=s if s.sum() > 0 else None))
+
+
+def _constant_path(n_columns, lambdas, intercept, fit_intercept):
+    """A path without rules (a degenerate fold): one point per lambda asked."""
+    lambdas = np.array([np.inf] if lambdas is None else lambdas, dtype=np.float64)
+    intercept = intercept if fit_intercept else np.zeros_like(intercept)
+    m = lambdas.shape[0]
+    icpt = np.repeat(intercept[None, :], m, axis=0)
+    return PathResult(
+        lambdas=lambdas, coefs=np.zeros((m, n_columns)),
+        intercepts=icpt[:, 0] if intercept.size == 1 else icpt,
+        objectives=np.full(m, np.nan), n_rules=np.zeros(m, dtype=np.intp),
+        n_iter=np.zeros(m, dtype=np.intp), converged=np.ones(m, dtype=bool),
+        lambda_max=float(lambdas[0]),
+    )
+
+
+# ---------------------------------------------------------------------------
+# multinomial
+# ---------------------------------------------------------------------------
+class MultinomialPaths:
+    """Paths of the multinomial loss over class-specific blocks.
+
+    Parameters
+    ----------
+    block_class : ndarray of int, shape (n_blocks,)
+        The class (output) each block speaks for.
+    n_classes : int
+    """
+
+    def __init__(self, block_class, n_classes):
+        self.block_class = np.asarray(block_class, dtype=np.intp)
+        self.n_classes = int(n_classes)
+
+    def path(self, design, y, penalty, **kwargs):
+        return multinomial_path(design, y, penalty, block_class=self.block_class,
+                                n_classes=self.n_classes, **kwargs)
+
+    def predict(self, design, y, path):
+        """Margins, shape (n_rows, n_points, n_classes)."""
+        M = design.tocsc()
+        out = np.empty((design.n_samples, len(path), self.n_classes))
+        col_class = np.repeat(self.block_class, np.diff(design.block_ptr))
+        for k in range(self.n_classes):
+            cols = col_class == k
+            out[:, :, k] = np.asarray(M[:, cols] @ path.coefs[:, cols].T)
+        return out + path.intercepts[None, :, :] + y[:, None, 1:]
+
+
+def _lse_others(eta, k):
+    """log sum_{k' != k} exp(eta[:, k']) per row."""
+    return logsumexp(np.delete(eta, k, axis=1), axis=1)
+
+
+def _multinomial_loss(eta, codes, s):
+    """(1 / sum s) sum_i s_i (logsumexp(eta_i) - eta_{i, y_i})."""
+    per_row = logsumexp(eta, axis=1) - eta[np.arange(eta.shape[0]), codes]
+    return float(np.dot(s, per_row) / s.sum())
+
+
+def _binary_loss(labels, eta, s):
+    return float(np.dot(s, np.logaddexp(0.0, eta) - labels * eta) / s.sum())
+
+
+def _intercept_newton(labels, offset, s, b):
+    """The optimal intercept of a logistic loss with an offset (1-D, safeguarded)."""
+    lo, hi = -np.inf, np.inf
+    for _ in range(100):
+        p = expit(offset + b)
+        g = float(np.dot(s, p - labels))
+        h = float(np.dot(s, p * (1.0 - p)))
+        if g > 0:
+            hi = b
+        else:
+            lo = b
+        if abs(g) <= 1e-12 * s.sum():
+            break
+        step = -g / h if h > 0 else -4.0 * g / s.sum()
+        new = b + float(np.clip(step, -10.0, 10.0))
+        if not lo < new < hi:              # Newton left the bracket: bisect
+            new = 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else new
+        if new == b:
+            break
+        b = new
+    return b
+
+
+class _Multinomial:
+    """The state of the block coordinate descent over classes."""
+
+    def __init__(self, design, y, block_class, n_classes, sample_weight, fit_intercept):
+        self.codes = y[:, 0].astype(np.intp)
+        self.offsets = np.ascontiguousarray(y[:, 1:], dtype=np.float64)
+        n = self.codes.shape[0]
+        K = int(n_classes)
+        if self.offsets.shape[1] != K:
+            raise ValueError(f"the packed target has {self.offsets.shape[1]} offsets, "
+                             f"expected one per class ({K})")
+        self.K = K
+        self.s = check_sample_weight(sample_weight, n)
+        self.fit_intercept = bool(fit_intercept)
+        self.n_columns = design.n_columns
+        present = np.bincount(self.codes[self.s > 0], minlength=K)[:K] > 0
+        self.present = present
+        self.labels = [(self.codes == k).astype(np.float64) for k in range(K)]
+        self.designs = []
+        for k in range(K):
+            blocks = np.flatnonzero(block_class == k)
+            self.designs.append(design.subset_blocks(blocks) if blocks.size else (None, None))
+        self.n_pos = int(np.count_nonzero(self.s > 0))
+        self._problems = {}
+
+    def class_problem(self, k, tol, max_iter):
+        """Class k's logistic problem, set up once: its design statistics
+        (curvatures, Lipschitz bounds) do not depend on the offset, which the
+        class steps overwrite in place; the engine re-reads it (``resync``) at
+        the start of every solve.  The tolerance scale stays the one of the
+        first offset, so that every cycle solves to the same tolerance."""
+        if k not in self._problems:
+            sub = self.designs[k][0]
+            offset = np.zeros(self.codes.shape[0])
+            prob = Problem(sub, self.labels[k], self.s, self.fit_intercept,
+                           datafit="logistic", offset=offset)
+            self._problems[k] = (prob, offset,
+                                 check_solver_params(tol, max_iter, sub.n_blocks))
+        return self._problems[k]
+
+    def offset_of(self, eta, k):
+        return self.offsets[:, k] - _lse_others(eta, k)
+
+    def null_intercepts(self):
+        """Intercepts minimising the loss with every weight at zero."""
+        K, s = self.K, self.s
+        if not self.fit_intercept:
+            return np.zeros(K)
+        freq = np.bincount(self.codes, weights=s, minlength=K)[:K] / s.sum()
+        floor = np.exp(_absent_class_margin(self.n_pos))
+        # exact when the offsets are constant over rows (one cycle confirms it)
+        b = np.log(np.maximum(freq, floor)) - (s @ self.offsets) / s.sum()
+        for _ in range(200):
+            before = b.copy()
+            for k in range(K):
+                if self.present[k]:
+                    eta = self.offsets + b
+                    b[k] = _intercept_newton(self.labels[k], self.offset_of(eta, k), s, b[k])
+            if np.max(np.abs(b - before)) <= 1e-10 * (1.0 + np.max(np.abs(b))):
+                break
+        for k in np.flatnonzero(~self.present):
+            b[k] = self._absent_intercept(self.offsets + b, k)
+        return b
+
+    def _absent_intercept(self, eta, k):
+        off = self.offset_of(eta, k)
+        return float(_absent_class_margin(self.n_pos) - np.average(off, weights=self.s))
+
+    def margins(self, w, b):
+        eta = self.offsets + b
+        for k, (sub, cols) in enumerate(self.designs):
+            if sub is not None:
+                eta[:, k] += sub.matvec(np.ascontiguousarray(w[cols]))
+        return eta
+
+    def lambda_max(self, template, b):
+        eta = self.margins(np.zeros(self.n_columns), b)
+        tops = [lambda_max(sub, self.labels[k], template, datafit="logistic",
+                           offset=self.offset_of(eta, k), sample_weight=self.s,
+                           fit_intercept=self.fit_intercept)
+                for k, (sub, _) in enumerate(self.designs)
+                if sub is not None and self.present[k]]
+        return max(tops) if tops else 0.0
+
+    def solve(self, pen, w, b, tol, max_iter):
+        """Cycle over the classes until a cycle lowers F by at most ``tol``."""
+        # one BLAS limit around all the class steps, not one per step
+        # (setting it costs milliseconds; the count is reference-counted)
+        with single_blas_thread():
+            return self._cycles(pen, w, b, tol, max_iter)
+
+    def _cycles(self, pen, w, b, tol, max_iter):
+        eta = self.margins(w, b)
+        pen_value = np.zeros(self.K)
+        n_iter, converged, previous = 0, True, np.inf
+        for cycle in range(_MAX_CYCLES):
+            for k, (sub, cols) in enumerate(self.designs):
+                off = self.offset_of(eta, k)
+                if not self.present[k]:
+                    b[k] = self._absent_intercept(eta, k)
+                elif sub is None:
+                    if self.fit_intercept:
+                        b[k] = _intercept_newton(self.labels[k], off, self.s, b[k])
+                else:
+                    prob, offset, max_updates = self.class_problem(k, tol, max_iter)
+                    offset[:] = off
+                    prob.engine.intercept = b[k]
+                    wk = np.ascontiguousarray(w[cols], dtype=np.float64)
+                    res = prob.solve(pen, wk, tol, max_updates)
+                    w[cols] = res.coef
+                    b[k] = res.intercept
+                    n_iter += res.n_iter
+                    converged &= bool(res.converged)
+                    # the penalty's value: the solver's objective minus its datafit
+                    margin_k = off + b[k] + sub.matvec(res.coef)
+                    pen_value[k] = res.objective - _binary_loss(self.labels[k], margin_k, self.s)
+                eta[:, k] = self.offsets[:, k] + b[k]
+                if sub is not None:
+                    eta[:, k] += sub.matvec(np.ascontiguousarray(w[cols]))
+            objective = _multinomial_loss(eta, self.codes, self.s) + float(pen_value.sum())
+            if previous - objective <= tol * max(abs(objective), 1e-300):
+                break
+            previous = objective
+        else:
+            converged = False
+            warnings.warn(
+                f"the multinomial block coordinate descent did not converge in "
+                f"{_MAX_CYCLES} cycles over the classes", ConvergenceWarning, stacklevel=5)
+        return objective, n_iter, converged
+
+
+def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weight=None,
+                     lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,
+                     fit_intercept=True, tol=1e-6, max_iter=None, progress=None,
+                     refine_path=False):
+    """The warm-started path of the multinomial loss over class-specific blocks.
+
+    Parameters
+    ----------
+    design : BlockDesign
+    y : ndarray of shape (n_samples, 1 + n_classes)
+        The packed target (see :func:`pack_target`).
+    penalty : Penalty
+        Template; its ``lam`` runs over the grid.
+    block_class : ndarray of int, shape (n_blocks,)
+    n_classes : int
+    sample_weight, lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter, progress
+        As in :func:`firecy.solver.fire_path`. ``lambda_max`` is the largest
+        class's, at the model without rules (intercepts optimal).
+    refine_path : bool, default=False
+        Bisect where the rule count (over all classes) jumps, as
+        :func:`firecy.solver.fire_path` does (the same
+        :func:`~firecy.solver._refine.refine_jumps`).
+
+    Returns
+    -------
+    PathResult
+        ``intercepts`` has shape (n_points, n_classes).
+    """
+    import copy
+
+    state = _Multinomial(design, y, block_class, n_classes, sample_weight, fit_intercept)
+    b0 = state.null_intercepts()
+    top = state.lambda_max(penalty, b0)
+    if lambdas is None:
+        if not np.isfinite(top):
+            raise ValueError("lambda_max is infinite for this penalty: pass the grid explicitly")
+        grid = top * np.logspace(0, np.log10(eps), n_lambdas) if top > 0 else np.array([0.0])
+    else:
+        grid = np.sort(np.asarray(lambdas, dtype=np.float64).ravel())[::-1]
+    pen = copy.deepcopy(penalty)
+    w = np.zeros(design.n_columns)
+    b = b0.copy()
+    null_objective = _multinomial_loss(state.margins(w, b0), state.codes, state.s)
+    rows = []
+    for i, lam in enumerate(grid):
+        pen.lam = float(lam)
+        if lam >= top:
+            w[:] = 0.0
+            b = b0.copy()
+            objective, n_iter, converged = null_objective, 0, True
+        else:
+            objective, n_iter, converged = state.solve(pen, w, b, tol, max_iter)
+        n_rules = int(np.count_nonzero(w))
+        rows.append((float(lam), w.copy(), b.copy(), objective, n_rules, n_iter, converged))
+        if progress is not None:
+            progress(i, len(grid), SolveResult(coef=w.copy(), intercept=b.copy(),
+                                               objective=objective, n_iter=n_iter,
+                                               converged=converged))
+        if max_rules is not None and n_rules > max_rules:
+            break
+    cols = list(zip(*rows))
+    path = PathResult(
+        lambdas=np.array(cols[0]), coefs=np.array(cols[1]), intercepts=np.array(cols[2]),
+        objectives=np.array(cols[3]), n_rules=np.array(cols[4], dtype=np.intp),
+        n_iter=np.array(cols[5], dtype=np.intp), converged=np.array(cols[6], dtype=bool),
+        lambda_max=float(top),
+    )
+    if refine_path:
+        from firecy.solver._refine import refine_jumps
+
+        path = refine_jumps(_RefineProblem(state, path), penalty, path, max_rules, tol,
+                            max_iter, progress=progress)
+    return path
+
+
+class _RefineProblem:
+    """The ``problem`` :func:`~firecy.solver._refine.refine_jumps` solves on:
+    a multinomial solve warm-started from the coefficients it is given and
+    the intercepts of the path point they come from."""
+
+    def __init__(self, state, path):
+        self.state = state
+        self._intercepts = {path.coefs[i].tobytes(): path.intercepts[i]
+                            for i in range(len(path))}
+
+    def solve(self, pen, w, tol, max_updates, strategy="working_set"):
+        b = np.array(self._intercepts.get(w.tobytes(), self.state.null_intercepts()),
+                     dtype=np.float64)
+        objective, n_iter, converged = self.state.solve(pen, w, b, tol, max_updates)
+        self._intercepts[w.tobytes()] = b.copy()
+        return SolveResult(coef=w, intercept=b.copy(), objective=objective, n_iter=n_iter,
+                           converged=converged)

@@ -1,0 +1,15 @@
+"""Risk scores from binary rule models: integer points, a score -> risk table,
+and the calibration (CAL) and rank accuracy (AUC) of Ustun & Rudin, *Learning
+Optimized Risk Scores* (JMLR 2019), section 2.
+
+:func:`risk_card` rounds a fitted binary :class:`~firecy.FIREClassifier` to
+a card a person can use without a computer: a few rules with small integer
+points, starting points, and the risk of each total score.  ``print(card)``
+shows it; :meth:`RiskCard.plot` (:func:`firecy.plotting.plot_risk_card`)
+draws the points table and the reliability curve.  ``docs/classification.rst``
+states the rounding and its bound.
+"""
+from firecy.risk._card import RiskCard, risk_card
+from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
+
+__all__ = ["risk_card", "RiskCard", "calibration_error", "rank_auc", "reliability_table"]

@@ -1,0 +1,423 @@
+"""The risk-score view of a binary rule model: :func:`risk_card`, :class:`RiskCard`.
+
+A binary :class:`~firecy.FIREClassifier` predicts the log-odds
+:math:`\\eta(x) = c_0 + \\sum_j c_j [x \\in \\text{rule } j]`, with
+:math:`c_j = w_j v_j` the rule's contribution and :math:`c_0` the intercept
+plus the ensemble's (constant) baseline.  A risk card rounds this to integer
+points on a scale :math:`\\alpha` (points per unit of log-odds):
+
+.. math::
+
+    p_j = \\mathrm{round}(\\alpha c_j), \\quad p_0 \\in \\{\\lfloor \\alpha c_0 \\rfloor,
+    \\lceil \\alpha c_0 \\rceil\\}, \\qquad
+    \\text{risk}(S) = \\frac{1}{1 + e^{-S / \\alpha}}, \\quad
+    S = p_0 + \\sum_j p_j [x \\in \\text{rule } j].
+
+The scale is searched on a grid such that every rule's points stay within
+``max_points``; among the scales whose log-loss on the data given is at most
+``(1 + max_loss_increase)`` times the rule model's, the card takes the one
+with the fewest points (smallest largest ``|p_j|``), then the lowest
+log-loss; when no scale meets the bound, the scale with the lowest log-loss
+(``within_bound_`` says which).
+"""
+import textwrap
+
+import numpy as np
+from scipy.special import expit, log_expit
+
+from firecy._validation import check_int, check_real, check_sample_weight
+from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
+
+__all__ = ["RiskCard", "risk_card"]
+
+_GRID_PER_POINT = 24
+
+
+def _rule_membership(model, X):
+    """(rows x kept rules) 0/1 matrix, the kept columns, and X for the model."""
+    Xm = model._validate_predict_data(X)
+    ens = model.ensemble_
+    table = np.asarray(ens.leaf_table(Xm))
+    cols = np.flatnonzero(model.coef_)
+    tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
+    A = (table[:, tree] == cols[None, :]).astype(np.float64)
+    return A, cols, Xm
+
+
+def _contributions(model, Xm, cols):
+    """Per kept rule c_j (log-odds of classes_[1]) and the constant c_0."""
+    ens = model.ensemble_
+    coef = np.asarray(model.coef_, dtype=np.float64)
+    c = coef[cols] * ens.leaf_values[cols]
+    base = np.asarray(ens.baseline(Xm), dtype=np.float64).reshape(Xm.shape[0], -1)
+    if base.shape[0] and not np.allclose(base, base[:1], rtol=0.0, atol=1e-12):
+        raise ValueError(
+            "the ensemble's baseline varies by row (a gradient boosting model with a "
+            "custom init estimator): a card's starting points must be one number")
+    b = np.atleast_1d(np.asarray(model.intercept_, dtype=np.float64))
+    first = base[0] if base.shape[0] else np.zeros(b.size)
+    if ens.n_outputs == 1:
+        return c, float(b[0] + first[0])
+    # two outputs (one score per class): the log-odds is score_1 - score_0
+    tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
+    sign = np.where(ens.tree_class[tree] == 1, 1.0, -1.0)
+    return sign * c, float((b[1] + first[1]) - (b[0] + first[0]))
+
+
+def _log_loss(y, eta, s):
+    return float(-np.dot(s, np.where(y == 1, log_expit(eta), log_expit(-eta))) / s.sum())
+
+
+def _achievable_scores(ens, cols, points, intercept):
+    """Every total a row can reach: per tree, one kept leaf or (if the tree has
+    leaves not kept) none; a superset when rules of different trees exclude
+    each other."""
+    tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
+    totals = {0}
+    for t in np.unique(tree):
+        mine = points[tree == t]
+        options = set(mine.tolist())
+        if np.count_nonzero(tree == t) < ens.block_ptr[t + 1] - ens.block_ptr[t]:
+            options.add(0)
+        totals = {a + o for a in totals for o in options}
+    return np.array(sorted(intercept + v for v in totals), dtype=np.int64)
+
+
+class RiskCard:
+    """A risk score read off a binary rule model: integer points per rule.
+
+    Build it with :func:`risk_card`. ``print(card)`` shows the card.
+
+    Attributes
+    ----------
+    model : FIREClassifier
+        The fitted binary rule model the card rounds.
+    event : object
+        The label whose risk the card gives (``classes_[1]``).
+    rules : list of str
+        The rules that keep points (nonzero after rounding), largest points first.
+    points : ndarray of int
+        Their points.
+    columns : ndarray of int
+        Their design columns in the model.
+    intercept_points : int
+        The points everyone starts with.
+    scale : float
+        Points per unit of log-odds: risk(S) = 1 / (1 + exp(-S / scale)).
+    scores : ndarray of int
+        Every score a row can reach (for rules of different trees that
+        exclude each other, a superset).
+    risk : ndarray of float
+        The risk at each of ``scores``.
+    table : dict of ndarray
+        The reliability table on the data the card was built on, one entry
+        per score that occurs: ``score``, ``n`` (weight of its rows),
+        ``risk`` (predicted) and ``observed`` (observed frequency).
+    log_loss_, auc_, cal_ : float
+        The card's log-loss, AUC (ties count one half) and CAL (rows grouped
+        by score, the paper's definition) on that data.
+    model_log_loss_, model_auc_, model_cal_ : float
+        The same for the unrounded rule model (CAL grouped by its distinct
+        predictions).
+    max_loss_increase : float
+        The stated bound on the log-loss increase of the rounding.
+    within_bound_ : bool
+        Whether ``log_loss_ <= (1 + max_loss_increase) * model_log_loss_``.
+    n_dropped_rules_ : int
+        Rules of the model that round to 0 points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from firecy import FIREClassifier
+    >>> from firecy.risk import risk_card
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> forest = RandomForestClassifier(n_estimators=30, max_depth=2, random_state=0)
+    >>> fire = FIREClassifier(forest, max_rules=4, random_state=0).fit(X, y)
+    >>> card = risk_card(fire, X, y)
+
+    A row's risk is read off its integer score:
+
+    >>> score = card.score(X[:3])
+    >>> bool(np.allclose(card.predict_proba(X[:3]), 1 / (1 + np.exp(-score / card.scale))))
+    True
+    >>> card.within_bound_
+    True
+    """
+
+    def __init__(self, model, event, rules, points, columns, intercept_points, scale,
+                 scores, max_loss_increase):
+        self.model = model
+        self.event = event
+        self.rules = rules
+        self.points = points
+        self.columns = columns
+        self.intercept_points = int(intercept_points)
+        self.scale = float(scale)
+        self.scores = scores
+        self.risk = expit(scores / self.scale)
+        self.max_loss_increase = float(max_loss_increase)
+
+    # -- applying the card --------------------------------------------------
+    def score(self, X):
+        """The integer score of each row: starting points plus the points of its rules.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
+        A, cols, _ = _rule_membership(self.model, X)
+        pos = np.searchsorted(cols, self.columns)
+        return (self.intercept_points + A[:, pos] @ self.points).astype(np.int64)
+
+    def predict_proba(self, X):
+        """The card's risk of the event for each row.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return expit(self.score(X) / self.scale)
+
+    def evaluate(self, X, y, sample_weight=None):
+        """Log-loss, AUC and CAL of the card (and of the rule model) on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels of the model's classes.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        dict
+            ``log_loss``, ``auc``, ``cal`` (rows grouped by score),
+            ``model_log_loss``, ``model_auc``, ``model_cal`` (grouped by the
+            model's distinct predictions).
+        """
+        event = _event_indicator(self.model, y)
+        s = check_sample_weight(sample_weight, event.shape[0])
+        score = self.score(X)
+        p = expit(score / self.scale)
+        eta = np.asarray(self.model.decision_function(X), dtype=np.float64)
+        q = expit(eta)
+        return {
+            "log_loss": _log_loss(event, score / self.scale, s),
+            "auc": rank_auc(event, score, sample_weight=s),
+            "cal": calibration_error(event, p, groups=score, sample_weight=s),
+            "model_log_loss": _log_loss(event, eta, s),
+            "model_auc": rank_auc(event, eta, sample_weight=s),
+            "model_cal": calibration_error(event, q, groups=np.round(eta, 9),
+                                           sample_weight=s),
+        }
+
+    # -- showing it ---------------------------------------------------------
+    def to_text(self, width=60, per_line=10):
+        """The card as plain text (what ``print(card)`` shows).
+
+        Parameters
+        ----------
+        width : int, default=60
+            Width of the rule column.
+        per_line : int, default=10
+            Scores per line of the score -> risk table.
+
+        Returns
+        -------
+        str
+        """
+        lines = [f"RISK CARD: risk of {self.event!r}", ""]
+        n = len(self.rules)
+        num = len(str(max(n, 1)))
+        for i, (rule, pts) in enumerate(zip(self.rules, self.points), 1):
+            wrapped = textwrap.wrap(rule, width, break_on_hyphens=False) or [rule]
+            lines.append(f"{i:>{num}}. {wrapped[0]:<{width}} {_pts(pts):>10}")
+            lines.extend(f"{'':>{num}}  {more}" for more in wrapped[1:])
+        lines.append(f"{'':>{num}}  {'everyone starts with':<{width}} "
+                     f"{_pts(self.intercept_points):>10}")
+        lines.append(f"{'':>{num}}  {'SCORE = the sum of the points above':<{width}}")
+        lines.append("")
+        for k in range(0, len(self.scores), per_line):
+            chunk = slice(k, k + per_line)
+            lines.append("SCORE " + "".join(f"{s:>7d}" for s in self.scores[chunk]))
+            lines.append("RISK  " + "".join(f"{_pct(r):>7}" for r in self.risk[chunk]))
+        lines.append("")
+        lines.append(f"risk = 1 / (1 + exp(-SCORE / {self.scale:.4g}))")
+        lines.append(
+            f"on the data it was built on: AUC {self.auc_:.3f} (rule model "
+            f"{self.model_auc_:.3f}), CAL {100 * self.cal_:.1f}% "
+            f"(rule model {100 * self.model_cal_:.1f}%), log-loss {self.log_loss_:.4f} "
+            f"(rule model {self.model_log_loss_:.4f}, bound "
+            f"{(1 + self.max_loss_increase) * self.model_log_loss_:.4f}"
+            f"{'' if self.within_bound_ else ', not met'})")
+        if self.n_dropped_rules_:
+            lines.append(f"{self.n_dropped_rules_} rule(s) of the model round to 0 points "
+                         "and are left out")
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_text()
+
+    def __repr__(self):
+        return (f"RiskCard(event={self.event!r}, n_rules={len(self.rules)}, "
+                f"scale={self.scale:.4g}, auc={self.auc_:.3f}, cal={self.cal_:.3f})")
+
+    def plot(self, **kwargs):
+        """Draw the card: see :func:`firecy.plotting.plot_risk_card`.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to :func:`firecy.plotting.plot_risk_card`.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from firecy.plotting import plot_risk_card
+
+        return plot_risk_card(self, **kwargs)
+
+
+def _pts(p):
+    p = int(p)
+    return f"{p:+d} point" + ("" if abs(p) == 1 else "s")
+
+
+def _pct(r):
+    if r < 0.001:
+        return "<0.1%"
+    return f"{100 * r:.1f}%" if r <= 0.999 else ">99.9%"
+
+
+def _event_indicator(model, y):
+    classes = model.classes_
+    y = np.asarray(y)
+    unknown = ~np.isin(y, classes)
+    if np.any(unknown):
+        raise ValueError(f"y has labels {np.unique(y[unknown])[:5].tolist()} that are not "
+                         f"among the model's classes {classes.tolist()}")
+    return (y == classes[1]).astype(np.float64)
+
+
+def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weight=None):
+    """The risk card of a fitted binary FIRE classifier.
+
+    Parameters
+    ----------
+    model : FIREClassifier
+        Fitted, with two classes; the card gives the risk of ``classes_[1]``.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Data to choose the scale on (the training data, typically) and to
+        fill the reliability table.
+    y : array-like of shape (n_samples,)
+    max_points : int, default=5
+        The largest number of points (in absolute value) of one rule.
+    max_loss_increase : float, default=0.02
+        The stated bound: the card's log-loss on ``(X, y)`` may exceed the
+        rule model's by this fraction (see the module notes for the choice).
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    RiskCard
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from firecy import FIREClassifier
+    >>> from firecy.risk import risk_card
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> forest = RandomForestClassifier(n_estimators=50, max_depth=3, random_state=0)
+    >>> fire = FIREClassifier(forest, max_rules=6, random_state=0).fit(X, y)
+    >>> card = risk_card(fire, X, y)
+    >>> int(abs(card.points).max()) <= 5
+    True
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model)
+    if not hasattr(model, "classes_") or len(model.classes_) != 2:
+        raise ValueError("a risk card needs a fitted binary classifier (two classes)")
+    max_points = check_int(max_points, "max_points", low=1)
+    max_loss_increase = check_real(max_loss_increase, "max_loss_increase", low=0.0)
+    event = _event_indicator(model, y)
+    A, cols, Xm = _rule_membership(model, X)
+    if A.shape[0] != event.shape[0]:
+        raise ValueError(f"X has {A.shape[0]} rows, y {event.shape[0]}")
+    s = check_sample_weight(sample_weight, event.shape[0])
+    c, c0 = _contributions(model, Xm, cols)
+    eta = A @ c + c0
+    model_loss = _log_loss(event, eta, s)
+    bound = (1.0 + max_loss_increase) * model_loss
+
+    best = None
+    top = float(np.max(np.abs(c))) if c.size else 0.0
+    scales = (np.linspace(0.5, max_points + 0.5, _GRID_PER_POINT * max_points,
+                          endpoint=False)[1:] / top if top > 0 else np.array([1.0]))
+    for alpha in scales:
+        pts = np.round(alpha * c)
+        if c.size and np.max(np.abs(pts)) > max_points:
+            continue
+        base = A @ pts
+        for p0 in {np.floor(alpha * c0), np.ceil(alpha * c0)}:
+            loss = _log_loss(event, (base + p0) / alpha, s)
+            size = float(np.max(np.abs(pts))) if pts.size else 0.0
+            key = (loss > bound, size if loss <= bound else 0.0, loss)
+            if best is None or key < best[0]:
+                best = (key, alpha, pts, p0)
+    _, alpha, pts, p0 = best
+    keep = pts != 0
+    table_rows = _rule_texts(model, cols)
+    order = np.argsort(-np.abs(pts[keep]), kind="stable")
+    kept_cols = cols[keep][order]
+    points = pts[keep][order].astype(np.int64)
+    card = RiskCard(
+        model, _plain(model.classes_[1]), [table_rows[j] for j in kept_cols], points,
+        kept_cols, int(p0), alpha,
+        _achievable_scores(model.ensemble_, kept_cols, points, int(p0)), max_loss_increase,
+    )
+    # the columns of A follow cols (sorted); the card keeps its own order
+    score = (A[:, np.searchsorted(cols, kept_cols)] @ points + int(p0)).astype(np.int64)
+    _fill_metrics(card, event, score, eta, s, model_loss)
+    card.n_dropped_rules_ = int(np.count_nonzero(~keep))
+    return card
+
+
+def _plain(label):
+    """A numpy scalar label as the Python value (prints as 1, not np.int64(1))."""
+    return label.item() if hasattr(label, "item") else label
+
+
+def _rule_texts(model, cols):
+    from firecy.rules import rules_table
+
+    rows = rules_table(model, as_frame=False)
+    return {r["column"]: r["rule"] for r in rows}
+
+
+def _fill_metrics(card, event, score, eta, s, model_loss):
+    p = expit(score / card.scale)
+    card.log_loss_ = _log_loss(event, score / card.scale, s)
+    card.auc_ = rank_auc(event, score, sample_weight=s)
+    card.cal_ = calibration_error(event, p, groups=score, sample_weight=s)
+    card.model_log_loss_ = model_loss
+    card.model_auc_ = rank_auc(event, eta, sample_weight=s)
+    card.model_cal_ = calibration_error(event, expit(eta), groups=np.round(eta, 9),
+                                        sample_weight=s)
+    card.within_bound_ = bool(card.log_loss_ <= (1 + card.max_loss_increase) * model_loss)
+    t = reliability_table(event, p, groups=score, sample_weight=s)
+    card.table = {"score": t["group"].astype(np.int64), "n": t["weight"],
+                  "risk": t["predicted"], "observed": t["observed"]}

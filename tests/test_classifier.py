@@ -1,0 +1,283 @@
+"""FIREClassifier: the scikit-learn contract, the libraries' margins, the
+probabilities, the logistic objective against scikit-learn, bad input."""
+import pickle
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+from scipy.special import expit, log_expit, softmax
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_iris, make_classification
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import check_estimator
+
+from firecy import FIREClassifier
+from firecy.ensembles._testing import check_predict_raw
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_classification(n_samples=240, n_features=6, n_informative=4,
+                               random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    X, y = load_iris(return_X_y=True)
+    return X, y
+
+
+# --------------------------------------------------------------- contract ---
+
+def test_check_estimator():
+    # every FIREClassifier parameter at its default; only the forest is
+    # smaller than the default 500 trees, which pass the same checks but take
+    # minutes per check on multi-class data (the full-default run is
+    # measured in the issue's report). Seeded, with bootstrap=False: integer
+    # sample weights are then row repetitions for the forest as for FIRE
+    forest = RandomForestClassifier(n_estimators=20, max_depth=3, bootstrap=False,
+                                    random_state=0)
+    check_estimator(FIREClassifier(forest), expected_failed_checks=EXPECTED_FAILED_CHECKS)
+
+
+# What cannot hold, and why (scikit-learn declares the same check for its own
+# LogisticRegression): weighted and repeated rows define the same objective,
+# but the check compares predict_proba to rtol 1e-7, and the two iterative
+# solves of the logistic loss stop at different points within the solver's
+# tolerance: probabilities differ by 3e-4 relative at tol=1e-6 and 1.6e-6 at
+# tol=1e-9 on the check's 3-class data (they converge to each other as tol
+# shrinks; no practical tolerance reaches 1e-7)
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "iterative logistic solves agree to the solver's tolerance, not to rtol 1e-7",
+}
+
+
+def test_clone_and_pickle(binary):
+    X, y = binary
+    forest = RandomForestClassifier(n_estimators=20, max_depth=3, random_state=0)
+    est = FIREClassifier(forest, max_rules=6, selection="validation", random_state=0).fit(X, y)
+    assert clone(est).get_params()["max_rules"] == 6
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+
+
+# ------------------------------------------- the libraries' margins, per row ---
+
+def _library_margin(model, X):
+    """The library's own raw score: log-odds (or per-class scores) for
+    boosting, the class probabilities for a random forest."""
+    if isinstance(model, xgb.XGBClassifier):
+        return model.predict(X, output_margin=True)
+    if isinstance(model, lgb.LGBMClassifier):
+        return model.predict(X, raw_score=True)
+    if isinstance(model, (RandomForestClassifier, ExtraTreesClassifier)):
+        proba = model.predict_proba(X)
+        return proba[:, 1] if proba.shape[1] == 2 else proba
+    return model.decision_function(X)
+
+
+MODELS = {
+    "rf": lambda: RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0),
+    "et": lambda: ExtraTreesClassifier(n_estimators=8, max_depth=3, random_state=0),
+    "gb": lambda: GradientBoostingClassifier(n_estimators=8, max_depth=2, random_state=0),
+    "hgb": lambda: HistGradientBoostingClassifier(max_iter=8, max_leaf_nodes=5,
+                                                  random_state=0),
+    "xgb": lambda: xgb.XGBClassifier(n_estimators=8, max_depth=2, n_jobs=1, random_state=0),
+    "lgbm": lambda: lgb.LGBMClassifier(n_estimators=8, num_leaves=5, n_jobs=1, verbose=-1,
+                                       random_state=0),
+}
+BOOSTING = ("gb", "hgb", "xgb", "lgbm")
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_design_reproduces_library_margin(name, task, binary, multiclass):
+    X, y = binary if task == "binary" else multiclass
+    model = MODELS[name]().fit(X, y)
+    fire = FIREClassifier(model, lam=1.0, fusion=0.0).fit(X, y)
+    ens = fire.ensemble_
+    K = len(fire.classes_)
+    assert ens.n_outputs == (1 if K == 2 else K)
+    # the design times the trees' scales plus the baseline, row by row
+    check_predict_raw(ens, X, rtol=1e-5)
+    # the classifier's own margin with every rule at its weight in the model
+    fire.coef_ = ens.column_scale.copy()
+    fire.intercept_ = 0.0 if K == 2 else np.zeros(K)
+    ref = _library_margin(model, X)
+    np.testing.assert_allclose(fire.decision_function(X), ref, rtol=1e-5, atol=1e-5)
+    if name in BOOSTING:
+        # for boosting, the margin is the log-odds: the library's probabilities
+        np.testing.assert_allclose(fire.predict_proba(X), model.predict_proba(X),
+                                   rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------ probabilities ---
+
+def _independent_margin(fire, X):
+    """baseline + b + M w from the ensemble's design, class by class."""
+    ens = fire.ensemble_
+    M = ens.design(X).tocsc()
+    base = np.asarray(ens.baseline(X), dtype=float)
+    if ens.n_outputs == 1:
+        return base + fire.intercept_ + M @ fire.coef_
+    out = base + fire.intercept_
+    for k in range(ens.n_outputs):
+        cols = ens.tree_class[ens.rule_tree] == k
+        out[:, k] += M[:, cols] @ fire.coef_[cols]
+    return out
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_predict_proba_agrees_with_independent_computation(task, binary, multiclass):
+    X, y = binary if task == "binary" else multiclass
+    labels = np.array(["a", "b", "c"])[y]       # string labels
+    forest = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0)
+    fire = FIREClassifier(forest, max_rules=8, selection="validation", random_state=0)
+    fire.fit(X, labels)
+    assert 0 < fire.n_rules_ <= 8
+    eta = _independent_margin(fire, X)
+    if task == "binary":
+        p1 = expit(eta)
+        expected = np.column_stack([1 - p1, p1])
+        np.testing.assert_allclose(fire.decision_function(X), eta, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(fire.predict_log_proba(X),
+                                   np.column_stack([log_expit(-eta), log_expit(eta)]),
+                                   rtol=1e-10, atol=1e-12)
+    else:
+        expected = softmax(eta, axis=1)
+    proba = fire.predict_proba(X)
+    np.testing.assert_allclose(proba, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(fire.predict(X), fire.classes_[np.argmax(expected, axis=1)])
+    assert list(fire.classes_) == sorted(set(labels))
+    # the rules table names the label each rule speaks for
+    table = fire.rules_
+    assert set(table["class"]) <= set(fire.classes_)
+    if task == "binary":
+        assert set(table["class"]) == {"b"}
+
+
+def test_binary_reaches_sklearn_logistic_objective(binary):
+    X, y = binary
+    forest = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
+    fire = FIREClassifier(forest, penalty="l1", fusion=0.0, lam=0.01, tol=1e-10)
+    fire.fit(X, y)
+    M = fire.ensemble_.design(X).toarray()
+    n, lam = X.shape[0], 0.01
+
+    def objective(w, b):
+        eta = M @ w + b
+        return float(np.mean(np.logaddexp(0.0, eta) - y * eta) + lam * np.abs(w).sum())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = LogisticRegression(l1_ratio=1.0, C=1.0 / (n * lam), solver="saga", tol=1e-12,
+                                 max_iter=200_000).fit(M, y)
+    ours = objective(fire.coef_, fire.intercept_)
+    theirs = objective(ref.coef_.ravel(), float(ref.intercept_[0]))
+    assert ours <= theirs * (1 + 1e-6)
+    assert abs(ours - theirs) <= 1e-6 * theirs
+    # the model's own objective is the one in the path
+    assert ours == pytest.approx(float(fire.path_.objectives[0]), rel=1e-9)
+
+
+def test_multiclass_selection_under_budget_and_refined(multiclass):
+    X, y = multiclass
+    forest = RandomForestClassifier(n_estimators=10, max_depth=2, random_state=0)
+    fire = FIREClassifier(forest, max_rules=5, cv=3, random_state=0).fit(X, y)
+    assert 0 < fire.n_rules_ <= 5
+    assert fire.intercept_.shape == (3,)
+    assert fire.path_.inserted is not None
+    eligible = fire.path_.n_rules <= 5
+    assert np.all(np.isfinite(fire.path_.validation_error[eligible]))
+    assert fire.score(X, y) > 0.8
+
+
+def test_breast_cancer_default_forest():
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    fire = FIREClassifier(random_state=0).fit(X, y)
+    assert 0 < fire.n_rules_ <= 14
+    assert fire.score(X, y) > 0.9
+    assert list(fire.rules_.columns)[0] == "class"
+
+
+# --------------------------------------------------------------- bad input ---
+
+def test_regressor_passed(binary):
+    X, y = binary
+    with pytest.raises(TypeError, match="regressor RandomForestRegressor"):
+        FIREClassifier(RandomForestRegressor(n_estimators=3)).fit(X, y)
+    fitted = RandomForestRegressor(n_estimators=3, max_depth=2).fit(X, y)
+    with pytest.raises(TypeError, match="use FIRERegressor"):
+        FIREClassifier(fitted).fit(X, y)
+
+
+def test_one_class(binary):
+    X, _ = binary
+    with pytest.raises(ValueError, match="at least two classes; y has a single class"):
+        FIREClassifier().fit(X, np.zeros(X.shape[0]))
+
+
+def test_one_class_among_weighted_rows(binary):
+    X, y = binary
+    w = (y == 1).astype(float)
+    with pytest.raises(ValueError, match="positive sample weight"):
+        FIREClassifier().fit(X, y, sample_weight=w)
+
+
+def test_continuous_target(binary):
+    X, _ = binary
+    with pytest.raises(ValueError, match="Unknown label type"):
+        FIREClassifier().fit(X, np.linspace(0, 1, X.shape[0]))
+
+
+def test_labels_unseen_by_the_fitted_model(binary):
+    X, y = binary
+    model = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    y3 = y.copy()
+    y3[:5] = 2
+    with pytest.raises(ValueError, match=r"label\(s\) \[2\] the model never saw"):
+        FIREClassifier(model).fit(X, y3)
+
+
+def test_unseen_labels_at_score(binary):
+    X, y = binary
+    forest = RandomForestClassifier(n_estimators=10, max_depth=2, random_state=0)
+    fire = FIREClassifier(forest, lam=0.01).fit(X, y)
+    from firecy.risk import risk_card
+
+    card = risk_card(fire, X, y)
+    with pytest.raises(ValueError, match=r"labels \[7\] that are not among"):
+        card.evaluate(X, np.where(y == 1, 7, 0))
+
+
+@pytest.mark.parametrize("method", ["predict_proba", "predict", "decision_function"])
+def test_predict_before_fit(binary, method):
+    X, _ = binary
+    with pytest.raises(NotFittedError):
+        getattr(FIREClassifier(), method)(X)
+
+
+def test_bad_scoring(binary):
+    X, y = binary
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        FIREClassifier(scoring="auc").fit(X, y)
+
+
+def test_class_count_mismatch_with_booster(multiclass):
+    X, y = multiclass
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 2},
+                        xgb.DMatrix(X, label=(y == 1).astype(float)), num_boost_round=3)
+    with pytest.raises(ValueError, match="1 output"):
+        FIREClassifier(booster).fit(X, y)
