@@ -393,9 +393,10 @@ class _RefineProblem:
         self._intercepts = {path.coefs[i].tobytes(): path.intercepts[i]
                             for i in range(len(path))}
 
-    def solve(self, pen, w, tol, max_updates, strategy="working_set"):
-        b = np.array(self._intercepts.get(w.tobytes(), self.state.null_intercepts()),
-                     dtype=np.float64)
+    def solve(self, pen, w, tol, max_updates, strategy="working_set", intercept=None):
+        if intercept is None:
+            intercept = self._intercepts.get(w.tobytes(), self.state.null_intercepts())
+        b = np.array(intercept, dtype=np.float64)
         objective, n_iter, converged = self.state.solve(pen, w, b, tol, max_updates)
         self._intercepts[w.tobytes()] = b.copy()
         return SolveResult(coef=w, intercept=b.copy(), objective=objective, n_iter=n_iter,

@@ -160,8 +160,12 @@ class Problem:
                        offset=self.offset)
 
     def solve(self, penalty, w, tol, max_updates, record_objective=False, warn=True,
-              strategy="working_set"):
+              strategy="working_set", intercept=None):
+        """Minimise from ``w`` (in place) and the engine's current intercept,
+        or ``intercept`` when given."""
         self.check_penalty_fits(penalty)
+        if intercept is not None:
+            self.engine.intercept = float(intercept)
         # one BLAS thread: the Newton steps factorise small dense matrices,
         # where OpenBLAS threads on a busy machine cost 100x, and a fixed
         # summation order keeps results identical on any thread count;

@@ -84,10 +84,10 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
         mid = float(np.sqrt(a["lam"] * b["lam"]))
         pen.lam = mid
         w = a["coef"].copy()
-        # the engine starts from its own intercept (the last solve's, at
-        # another lambda): start it from a's, as the docstring says
-        problem.engine.intercept = a["intercept"]
-        res = problem.solve(pen, w, tol, max_updates, strategy=strategy)
+        # from a's intercept too (the engine would keep the last solve's,
+        # made at another lambda)
+        res = problem.solve(pen, w, tol, max_updates, strategy=strategy,
+                            intercept=a["intercept"])
         pts.insert(i + 1, dict(lam=mid, coef=w, intercept=res.intercept,
                                objective=res.objective, n_rules=res.n_rules,
                                n_iter=res.n_iter, converged=res.converged, inserted=True))
