@@ -33,7 +33,7 @@ The design's layout (tree: leaf table; general: CSC + CSR) is resolved once
 per column (a Column view) or once per call of a row kernel, never inside a
 hot loop.
 """
-from libc.math cimport fabs, fmax, INFINITY
+from libc.math cimport fabs, fmax, isfinite, INFINITY
 
 import warnings
 
@@ -44,10 +44,23 @@ cimport numpy as cnp
 from firecy.datafits.base cimport Column, Datafit, DatafitState
 from firecy.penalties._base cimport Penalty
 from firecy.solver._anderson cimport ANDERSON_K, anderson_weights
+from firecy.solver._active_set cimport (ActiveSetQP, QP_CONVERGED, QP_ROUNDS, QP_TOO_LARGE,
+                                        QP_FAILED)
 
 from firecy.solver._newton import newton_step
 
 cnp.import_array()
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int firecy_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int firecy_max_threads(void) { return 1; }
+    #endif
+    """
+    int firecy_max_threads() noexcept nogil
 
 # an inner solve stops once its largest block score falls below this
 # fraction of the largest score that opened it
@@ -60,6 +73,11 @@ cdef Py_ssize_t INNER_MAX_EPOCHS = 100
 cdef Py_ssize_t INNER_CHECK = 10
 # intercept steps when the intercept is optimised on its own (Newton steps)
 cdef Py_ssize_t INTERCEPT_MAX_STEPS = 100
+# the largest support the active-set Newton solver factorises (a dense
+# Cholesky factor of this order: 128 MB); beyond it, coordinate descent
+QP_MAX_SUPPORT = 4000
+# backtracking steps of the proximal-Newton line search (non-quadratic datafits)
+cdef Py_ssize_t LINE_SEARCH_STEPS = 30
 
 
 cdef class GreedyBlockCD:
@@ -106,6 +124,15 @@ cdef class GreedyBlockCD:
     cdef public object newton_failed_on
     cdef public int verbose
     cdef public Py_ssize_t n_anderson_tried, n_anderson_accepted
+    # active-set Newton solver (separable penalties with a weighted-L1 local
+    # model): the solver, its weights lam_j, the model's row weights, a copy
+    # of the weights it works on and one to restore
+    cdef public ActiveSetQP qp
+    cdef bint qp_enabled, qp_rows_set
+    cdef double[::1] qp_w, qp_lam, qp_save, qp_rows
+    cdef public int n_threads
+    cdef public Py_ssize_t n_qp_steps
+    cdef public bint use_active_set
     # trace of the objective after each accepted step
     cdef double[::1] trace
     cdef Py_ssize_t trace_len
@@ -179,6 +206,9 @@ cdef class GreedyBlockCD:
         self.ws_cols = np.zeros(self.R, dtype=np.intp)
         self.snapshots = np.zeros((ANDERSON_K + 1, self.R))
         self.anderson_w = np.zeros(self.R)
+        self.qp = None
+        self.n_threads = 1
+        self.use_active_set = True
 
     # ------------------------------------------------------------------
     # Python-level access (the Newton steps, the API)
@@ -688,13 +718,117 @@ cdef class GreedyBlockCD:
                 n_snap = 0
         return 0
 
+    # ------------------------------------------------------------------
+    # active-set Newton steps (firecy/solver/_active_set.pyx)
+
+    cdef int qp_weights(self) except -1 nogil:
+        """The penalty's local model as a weighted L1, lam_j per column:
+        the half-width of the subdifferential at zero for zero weights, the
+        slope sign(w_j) P'(w_j) otherwise, linearising a concave part (MCP:
+        the local linear approximation, a majoriser). Returns 0 if the
+        penalty has no such model here (no local model, a convex curvature,
+        an asymmetric kink)."""
+        cdef Py_ssize_t t, lo, hi, nb, j
+        cdef double lam_j
+        for t in range(self.T):
+            lo = self.block_ptr[t]
+            hi = self.block_ptr[t + 1]
+            nb = hi - lo
+            for j in range(nb):
+                self.buf_x[j] = 0.0
+            self.penalty.subdiff(&self.buf_x[0], &self.curv[lo], &self.lo_buf[0],
+                                 &self.hi_buf[0], nb)
+            if not self.penalty.local_quadratic(&self.w[lo], &self.curv[lo], &self.buf_g[0],
+                                                &self.buf_z[0], nb):
+                return 0
+            for j in range(nb):
+                if self.w[lo + j] == 0.0:
+                    lam_j = self.hi_buf[j]
+                    if not (isfinite(lam_j) and lam_j >= 0.0 and self.lo_buf[j] == -lam_j):
+                        return 0
+                else:
+                    if self.buf_z[j] > 0.0:
+                        return 0
+                    lam_j = self.buf_g[j] if self.w[lo + j] > 0.0 else -self.buf_g[j]
+                    if not (isfinite(lam_j) and lam_j >= 0.0):
+                        return 0
+                self.qp_lam[lo + j] = lam_j
+        return 1
+
+    cdef int qp_step(self, double kkt_tol, Py_ssize_t max_rounds) except -1 nogil:
+        """Minimise the quadratic model of F at the current point by the
+        active-set Newton solver and move there (the squared loss: exactly;
+        other datafits: a proximal-Newton step with a backtracking line
+        search). Returns 1 if F went down, 0 if not (the caller stops using
+        the solver for this solve)."""
+        cdef Py_ssize_t j
+        cdef int status
+        cdef double b, b_old, f_old, f_new, t, predicted, c
+        cdef bint exact = self.datafit.exact_curvature
+        if not self.qp_weights():
+            return 0
+        if not (exact and self.qp_rows_set):
+            # the model's Hessian: sum_i s_i loss''_i (row weights)
+            self.datafit.row_derivatives(&self.st, &self.lin[0], &self.qp_rows[0])
+            self.qp.set_weights(&self.qp_rows[0])
+            self.qp_rows_set = True
+        c = self.datafit.common_gradient(&self.st)
+        for j in range(self.R):
+            self.qp_save[j] = self.w[j]
+            self.qp_w[j] = self.w[j]
+            self.anderson_w[j] = self.gt[j] + c * self.m[j]   # g0 (scratch)
+        b_old = self.st.intercept
+        b = b_old
+        f_old = self.objective()
+        status = self.qp.solve(&self.qp_w[0], &b, &self.anderson_w[0], self.intercept_gradient(),
+                               &self.qp_lam[0], kkt_tol, max_rounds)
+        self.n_qp_steps += 1
+        if exact:
+            for j in range(self.R):
+                self.w[j] = self.qp_w[j]
+            self.st.intercept = b if self.st.fit_intercept else 0.0
+            self.resync()
+            f_new = self.objective()
+            if f_new <= f_old:
+                self.record_objective()
+                return 1 if f_new < f_old else 0
+        else:
+            predicted = self.qp.model_change
+            if predicted < 0.0:
+                t = 1.0
+                for j in range(LINE_SEARCH_STEPS):
+                    self.line_point(t, b_old, b)
+                    f_new = self.objective()
+                    if f_new <= f_old + 1e-4 * t * predicted:
+                        self.record_objective()
+                        return 1
+                    t *= 0.5
+        # no decrease: back to where the step started
+        for j in range(self.R):
+            self.w[j] = self.qp_save[j]
+        self.st.intercept = b_old
+        self.resync()
+        return 0
+
+    cdef int line_point(self, double t, double b_old, double b_new) except -1 nogil:
+        """w = save + t (qp_w - save), b likewise, and the state there."""
+        cdef Py_ssize_t j
+        for j in range(self.R):
+            self.w[j] = self.qp_save[j] + t * (self.qp_w[j] - self.qp_save[j])
+        self.st.intercept = (b_old + t * (b_new - b_old)) if self.st.fit_intercept else 0.0
+        self.resync()
+        return 0
+
     cdef int run_working_set(self, double score_tol, double obj_tol, double grad_tol,
                              Py_ssize_t max_updates, Py_ssize_t* n_updates,
                              bint* converged) except -1 nogil:
-        cdef Py_ssize_t updates = 0, n_active, n_new
-        cdef double best_score
+        cdef Py_ssize_t updates = 0, n_active, n_new, rounds, rounds_before
+        cdef double best_score, kkt_tol
         cdef Py_ssize_t[::1] order
         converged[0] = False
+        # the solver's optimality tolerance per coordinate: a block's score
+        # (squared norm of its direction vector) then stays below score_tol
+        kkt_tol = 0.1 * grad_tol / (self.max_block ** 0.5)
         while updates < max_updates:
             self.resync()
             self.score_blocks()
@@ -705,6 +839,14 @@ cdef class GreedyBlockCD:
                     converged[0] = True
                     break
                 continue
+            if self.qp_enabled:
+                # a round costs about a sweep (one gradient of every column)
+                rounds = 1 if self.record else max(1, (max_updates - updates) // self.T)
+                rounds_before = self.qp.n_rounds
+                if self.qp_step(kkt_tol, rounds):
+                    updates += self.T * max(1, self.qp.n_rounds - rounds_before)
+                    continue
+                self.qp_enabled = False
             with gil:
                 order = np.argsort(-np.asarray(self.scores), kind="stable")
                 n_active = int(np.count_nonzero(
@@ -798,6 +940,21 @@ cdef class GreedyBlockCD:
         self.trace_len = 0
         self.trace = np.empty(2 * (max_updates + self.T) + 100 if record_objective else 0)
         score_tol = -1.0 if penalty.score_is_decrease else (tol * score_scale) ** 2
+        # the active-set Newton solver takes separable penalties (their local
+        # model must also be a weighted L1 at each step: see qp_weights)
+        self.qp_enabled = (not use_greedy and self.use_active_set and penalty.is_separable
+                           and not penalty.score_is_decrease)
+        self.n_threads = max(1, firecy_max_threads())
+        if self.qp_enabled and self.qp is None:
+            self.qp = ActiveSetQP(self.design, self.st.fit_intercept,
+                                  min(QP_MAX_SUPPORT, self.R), self.n_threads)
+            self.qp_w = np.zeros(self.R)
+            self.qp_lam = np.zeros(self.R)
+            self.qp_save = np.zeros(self.R)
+            self.qp_rows = np.zeros(self.n)
+            self.qp_rows_set = False
+        if self.qp is not None:
+            self.qp.n_threads = self.n_threads
         try:
             with nogil:
                 self.resync()
