@@ -44,8 +44,8 @@ design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.blo
 budgets = [10, 20, 40]
 penalties = {
     "MCP": MCP(gamma=1.1),
-    "MCP + fusion 0.5": MCPFusion(gamma=1.1, fusion_ratio=0.5),
-    "MCP + fusion 2": MCPFusion(gamma=1.1, fusion_ratio=2.0),
+    "MCP + fusion 0.5": MCPFusion(gamma=1.1, fusion=0.5),
+    "MCP + fusion 2": MCPFusion(gamma=1.1, fusion=2.0),
 }
 
 

@@ -51,7 +51,7 @@ print(design)
 # with more rules than that.
 penalties = {
     "MCP (gamma 1.1)": MCP(gamma=1.1),
-    "MCP (gamma 1.1) + fusion 0.5": MCPFusion(gamma=1.1, fusion_ratio=0.5),
+    "MCP (gamma 1.1) + fusion 0.5": MCPFusion(gamma=1.1, fusion=0.5),
 }
 paths = {}
 for name, penalty in penalties.items():

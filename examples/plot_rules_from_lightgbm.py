@@ -12,8 +12,9 @@ feature. firecy prints each split the way LightGBM reads it:
   values: they print as their exact ``repr`` (``1952.5000000000002``), never
   rounded for looks;
 * a categorical split sends a set of categories left: ``Neighborhood in
-  {3, 7}``. LightGBM sees a pandas categorical column as its integer codes,
-  and so do the rules;
+  {'NAmes', 'OldTown'}``. LightGBM keeps the categories of a pandas
+  categorical column and re-codes new data by label, and the rules name the
+  categories by label too;
 * a missing value goes to the side LightGBM learned for it when the feature
   had missing values in training (``Lot.Frontage`` here); otherwise
   LightGBM reads it as 0. Either way, a condition that a missing value
@@ -62,15 +63,7 @@ fire = FIRERegressor(lgbm, gamma=1.1, fusion=0.5, max_rules=12, random_state=0)
 fire.fit(X_train, y_train)
 print(rules_report(fire, X=X_train, show_missing=True))
 
-# %%
-# The categories in the rules are the codes of the pandas categorical
-# column. Here are the neighbourhoods behind the codes that appear:
 ens = fire.ensemble_
-categories = X["Neighborhood"].cat.categories
-codes = sorted({int(v) for j in np.flatnonzero(fire.coef_) for c in ens.rules[j]
-                if c.is_categorical for v in c.categories})
-for code in codes:
-    print(f"{code:3d}  {categories[code]}")
 
 # %%
 # Test errors, in thousands of dollars:
@@ -90,14 +83,12 @@ print(f"the training mean:  test RMSE {rmse(np.full(len(y_test), y_train.mean())
 # Read every leaf's text back and apply it to the test rows as LightGBM
 # reads its input (:func:`~firecy.rules.library_reading`: float64, and
 # LightGBM's rule that a value within ``1e-35`` of 0 is 0). The categorical
-# column enters as its codes, a missing neighbourhood as NaN. Summing the
-# leaf values of the rules each row satisfies gives LightGBM's own
-# predictions.
+# column is compared by label. Summing the leaf values of the rules each row
+# satisfies gives LightGBM's own predictions.
 reading = library_reading(ens)
 print(reading)
 names = list(ens.feature_names)
-X_values = X_test.assign(Neighborhood=X_test["Neighborhood"].cat.codes.replace(-1, np.nan))
-X_values = X_values.to_numpy(dtype=np.float64)
+X_values = X_test
 from_text = ens.baseline(X_test).copy()
 for j in range(ens.n_rules):
     rows = evaluate_parsed(parse_rule(rule_text(ens, j, show_missing=True), names), X_values,

@@ -11,15 +11,8 @@ import textwrap
 
 import numpy as np
 
-from firecy.rules import (
-    ALL_ROWS,
-    _check_coef,
-    _names,
-    _support,
-    _tree_of,
-    _unpack,
-    format_conditions,
-)
+from firecy.rules import ALL_ROWS, format_conditions
+from firecy.rules._inputs import check_coef, feature_names_of, leaf_support, tree_of, unpack
 
 __all__ = ["plot_rules", "plot_path"]
 
@@ -148,19 +141,19 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     Figure = _require_matplotlib()
     import matplotlib as mpl
 
-    ensemble, coef, _, est_names = _unpack(ensemble, coef)
+    ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:
         feature_names = est_names
-    names = _names(ensemble, feature_names)
-    coef = _check_coef(ensemble, coef)
+    names = feature_names_of(ensemble, feature_names)
+    coef = check_coef(ensemble, coef)
     kept = np.flatnonzero(coef)
     contrib = coef * np.asarray(ensemble.leaf_values, dtype=np.float64)
     order = sorted(kept.tolist(), key=lambda j: (-abs(contrib[j]), j))
     rank = {j: i + 1 for i, j in enumerate(order)}
-    support = _support(ensemble, X, sample_weight) if X is not None else None
+    support = leaf_support(ensemble, X, sample_weight) if X is not None else None
 
     trees = {}
-    for j, t in zip(kept.tolist(), _tree_of(ensemble, kept).tolist()):
+    for j, t in zip(kept.tolist(), tree_of(ensemble, kept).tolist()):
         trees.setdefault(t, []).append(j)
     parts = [_PartialTree(ensemble, t, cols) for t, cols in sorted(trees.items())]
 

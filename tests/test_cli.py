@@ -255,3 +255,53 @@ def test_rules_json_reproduces_predictions_with_a_baseline():
         pred += rule["contribution"] * mask
     np.testing.assert_allclose(pred, est.predict(X), rtol=1e-6, atol=1e-6)
     assert abs(doc["intercept"] - y.mean()) < 0.5 * y.std()
+
+
+@pytest.mark.parametrize("model", ["rf", "lightgbm"])
+def test_extract_formats_python_and_sql_agree_with_json(tmp_path, csv_file, model, capsys):
+    # The same fit (same seed) written three ways: the Python function and the
+    # SQL expression give, on the CSV's rows, the prediction the JSON rules give.
+    import sqlite3
+
+    import pandas as pd
+
+    from firecy.rules import evaluate_parsed
+
+    if model == "lightgbm":
+        pytest.importorskip("lightgbm")
+    common = ["extract", str(csv_file), "--target", "price", "--drop", "id", "--model",
+              model, "--max-rules", "6", "--seed", "0", *SMALL]
+    paths = {}
+    for fmt in ("json", "python", "sql"):
+        paths[fmt] = tmp_path / f"out_{fmt}"
+        assert main(common + ["--format", fmt, "--output", str(paths[fmt])]) == 0
+    capsys.readouterr()
+    doc = json.loads(paths["json"].read_text())
+    data = pd.read_csv(csv_file).drop(columns=["id", "price"])
+    names = doc["feature_names"]
+    X = data[names].to_numpy(dtype=float)
+    reading = {"dtype": "float32" if model == "rf" else "float64",
+               "zero_threshold": 0.0 if model == "rf" else 1.0000000180025095e-35}
+    expected = np.full(len(X), doc["intercept"])
+    for r in doc["rules"]:
+        expected += r["contribution"] * evaluate_parsed(parse_rule(r["rule"], names), X,
+                                                         **reading)
+    ns = {}
+    exec(paths["python"].read_text(), ns)
+    got = np.array([ns["predict"](dict(zip(names, row))) for row in X.tolist()])
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (" + ", ".join(f'"{n}"' for n in names) + ")")
+    con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})", X.tolist())
+    sql = paths["sql"].read_text()
+    assert sql.rstrip().endswith('AS "prediction"')
+    got = np.array([r[0] for r in con.execute(f"SELECT {sql} FROM t ORDER BY rowid")])
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_extract_default_output_follows_format(tmp_path, csv_file, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["extract", str(csv_file), "--target", "price", "--drop", "id",
+                 "--format", "sql", "--max-rules", "3", *SMALL]) == 0
+    assert (tmp_path / "rules.sql").exists() and not (tmp_path / "rules.json").exists()
+    assert "saved rules.sql" in capsys.readouterr().out

@@ -257,3 +257,53 @@ def test_pickle_round_trip():
         ens2 = pickle.loads(pickle.dumps(ens))
         assert ens2.rules == ens.rules
         np.testing.assert_allclose(ens2.predict_raw(X), ens.predict_raw(X))
+
+
+@pytest.mark.parametrize("fitted_first", [True, False])
+def test_fire_regressor_with_columns_lightgbm_renames(fitted_first):
+    # LightGBM replaces spaces by "_" in the feature names it keeps:
+    # FIRERegressor must accept its fitted model on the user's frame, and
+    # print the user's names
+    import pandas as pd
+
+    from firecy import FIRERegressor
+    from firecy.rules import evaluate_parsed, library_reading, parse_rule
+
+    X, y = make_data("regression")
+    cols = ["age years", "body mass", "s 1", "blood-pressure (mm)", "plain", "x5", "x6", "x7"]
+    X = pd.DataFrame(X, columns=cols[:X.shape[1]])
+    model = lgb.LGBMRegressor(**COMMON)
+    if fitted_first:
+        model.fit(X, y)
+        assert model.booster_.feature_name()[:4] == [
+            "age_years", "body_mass", "s_1", "blood-pressure_(mm)"]
+    est = FIRERegressor(model, penalty="l1", n_lambdas=10, random_state=0).fit(X, y)
+    names = list(X.columns)
+    assert est.ensemble_.feature_names == names
+    table = est.rules_
+    assert len(table) == est.n_rules_ > 0
+    assert any(" " in r for r in table["rule"])
+    full = est.ensemble_.leaf_table(X)
+    for rule, j in zip(table["rule"], table["column"]):
+        assert "_" not in rule.replace("x_", "")  # the user's names, not LightGBM's
+        t = int(est.ensemble_.rule_tree[j])
+        parsed = parse_rule(rule, names)
+        np.testing.assert_array_equal(
+            evaluate_parsed(parsed, X, **library_reading(est.ensemble_)), full[:, t] == j)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # an array has no feature names
+        np.testing.assert_allclose(est.predict(X), est.predict(X.to_numpy()))
+    # other names than the model's are still refused
+    with pytest.raises(ValueError, match="differ"):
+        FIRERegressor(model if fitted_first else model.fit(X, y)).fit(
+            X.rename(columns={"plain": "other"}), y)
+
+
+def test_control_characters_in_names_give_a_clear_error():
+    import pandas as pd
+
+    X, y = make_data("regression")
+    X = pd.DataFrame(X, columns=["a\tb"] + [f"x{j}" for j in range(1, X.shape[1])])
+    model = lgb.LGBMRegressor(**COMMON).fit(X, y)
+    with pytest.raises(ValueError, match="control characters"):
+        rule_ensemble_from_model(model)

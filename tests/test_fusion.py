@@ -201,7 +201,7 @@ def test_group_l0_bad_input():
         GroupL0(L1(0.1), -1.0)
     with pytest.raises(TypeError):
         GroupL0("l1", 1.0)
-    with pytest.raises(ValueError, match="fusion_ratio"):
+    with pytest.raises(ValueError, match="fusion must be non-negative"):
         L1Fusion(0.1, -0.5)
     with pytest.raises(ValueError, match="gamma > 1"):
         MCPFusion(0.1, 1.0, 0.5)
@@ -231,7 +231,7 @@ def test_fusion_shares_internal_nodes():
 
     for budget in (20, 40):
         r0, n0 = nodes_at(MCP(gamma=1.1), budget)
-        r1, n1 = nodes_at(MCPFusion(gamma=1.1, fusion_ratio=2.0), budget)
+        r1, n1 = nodes_at(MCPFusion(gamma=1.1, fusion=2.0), budget)
         # compare per kept rule (the two paths rarely hit the same count)
         assert abs(r0 - r1) <= max(3, budget // 5)
         assert n1 / r1 < n0 / r0

@@ -86,7 +86,6 @@ def test_block_score_is_direction_norm():
 class PyL1:
     """The L1 penalty in plain Python, through the protocol."""
 
-    is_convex = True
     is_separable = True
 
     def __init__(self, lam):
@@ -139,7 +138,7 @@ def test_python_penalty_exceptions_propagate(rf_design):
     design = BlockDesign.from_leaf_table(table, values, ptr)
     with pytest.raises(RuntimeError, match="boom from a Python penalty"):
         solve(design, y, Boom(0.02))
-    with pytest.raises(ValueError, match=r"BadShape.prox returned shape"):
+    with pytest.raises(ValueError, match=r"penalty BadShape: prox returned shape"):
         solve(design, y, BadShape(0.02))
 
 

@@ -2,19 +2,16 @@
 
     python setup.py build_ext --inplace
 """
-import os
-
 import firecy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-# the directory that holds the installed ``firecy`` package (and its .pxd files)
-include = os.path.dirname(os.path.dirname(firecy.__file__))
 setup(
     name="firecy-ridge-example",
     ext_modules=cythonize(
         [Extension("ridge_penalty", ["ridge_penalty.pyx"])],
-        include_path=[include],
+        # firecy.get_include(): the directory holding the firecy package and its .pxd files
+        include_path=[firecy.get_include()],
         language_level=3,
     ),
 )

@@ -8,7 +8,20 @@ exception raised by the object propagates out of the solver.
 """
 import numpy as np
 
+from firecy._protocol import check_methods
 from firecy.datafits.base cimport Datafit
+
+REQUIRED = (("loss", ("y", "eta")),
+            ("gradient", ("y", "eta")),
+            ("curvature_bound", ("y",)))
+OPTIONAL = (("hessian", ("y", "eta")),
+            ("validate", ("y", "sample_weight")))
+
+
+def check_datafit_protocol(obj, *, bound=True):
+    """Raise TypeError unless ``obj`` (an object, or a class when ``bound`` is
+    False) implements the Python datafit protocol."""
+    check_methods(obj, "datafit", REQUIRED, OPTIONAL, bound=bound)
 
 
 cdef object _array(const double* ptr, Py_ssize_t n):
@@ -57,19 +70,25 @@ cdef class PythonDatafit(Datafit):
     cdef readonly str name
 
     def __init__(self, obj):
-        missing = [m for m in ("loss", "gradient", "curvature_bound")
-                   if not callable(getattr(obj, m, None))]
-        if missing:
-            raise TypeError(
-                f"{type(obj).__name__} cannot be used as a datafit: it has no "
-                f"method(s) {', '.join(missing)}")
+        check_datafit_protocol(obj)
         self.obj = obj
         self.name = type(obj).__name__
         self.n_rows_used = 2
         self.exact_curvature = bool(getattr(obj, "exact_curvature", False))
 
+    cdef object call(self, str method, tuple args):
+        try:
+            return getattr(self.obj, method)(*args)
+        except Exception as exc:
+            exc.add_note(f"(raised by the datafit {self.name}.{method}, called by firecy's solver)")
+            raise
+
     cdef object checked(self, object values, Py_ssize_t n, str method, bint scalar_ok=False):
-        arr = np.asarray(values, dtype=np.float64)
+        try:
+            arr = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"datafit {self.name}: {method} returned "
+                             f"{type(values).__name__}, expected a float array") from None
         if scalar_ok and arr.ndim == 0:
             arr = np.full(n, float(arr))
         if arr.shape != (n,):
@@ -90,7 +109,7 @@ cdef class PythonDatafit(Datafit):
     cdef int loss(self, const double* y, const double* eta, double* out,
                   Py_ssize_t n) except -1 nogil:
         with gil:
-            res = self.obj.loss(_array(y, n), _array(eta, n))
+            res = self.call("loss", (_array(y, n), _array(eta, n)))
             self.copy_out(self.checked(res, n, "loss"), out, n)
         return 0
 
@@ -98,25 +117,24 @@ cdef class PythonDatafit(Datafit):
                               double* hess, Py_ssize_t n) except -1 nogil:
         with gil:
             y_, eta_ = _array(y, n), _array(eta, n)
-            res = self.obj.gradient(y_, eta_)
+            res = self.call("gradient", (y_, eta_))
             self.copy_out(self.checked(res, n, "gradient"), grad, n)
             if hess != NULL:
-                method = getattr(self.obj, "hessian", None)
-                if callable(method):
-                    res = self.checked(method(y_, eta_), n, "hessian")
+                if callable(getattr(self.obj, "hessian", None)):
+                    res = self.checked(self.call("hessian", (y_, eta_)), n, "hessian")
                     if np.any(res < 0):
                         raise ValueError(
                             f"datafit {self.name}: hessian returned a negative value")
                 else:
-                    res = self.checked(self.obj.curvature_bound(y_), n, "curvature_bound",
-                                       True)
+                    res = self.checked(self.call("curvature_bound", (y_,)), n,
+                                       "curvature_bound", True)
                 self.copy_out(res, hess, n)
         return 0
 
     cdef int curvature_bound(self, const double* y, double* out,
                              Py_ssize_t n) except -1 nogil:
         with gil:
-            res = self.checked(self.obj.curvature_bound(_array(y, n)), n,
+            res = self.checked(self.call("curvature_bound", (_array(y, n),)), n,
                                "curvature_bound", True)
             if not np.all(res > 0):
                 raise ValueError(

@@ -1,13 +1,13 @@
 """Datafits by name (registration, entry-point discovery) and wrapping."""
 from importlib.metadata import entry_points
 
+from firecy._protocol import check_compiled_subclass
+from firecy.datafits._abi1 import Datafit
 from firecy.datafits._logistic import Logistic
-from firecy.datafits._python import PythonDatafit
+from firecy.datafits._python import PythonDatafit, check_datafit_protocol
 from firecy.datafits._quadratic import Quadratic
-from firecy.datafits.base import Datafit
 
 ENTRY_POINT_GROUP = "firecy.datafits"
-API_VERSION = Datafit.datafit_api_version
 
 _REGISTRY = {"quadratic": Quadratic, "logistic": Logistic}
 _entry_points_loaded = False
@@ -15,6 +15,11 @@ _entry_points_loaded = False
 
 def register_datafit(name, factory, *, overwrite=False):
     """Register a datafit factory under ``name``.
+
+    The factory is checked here (a compiled :class:`Datafit` subclass must
+    be compiled against this firecy; a Python class must implement the
+    protocol of :class:`PythonDatafit`); the datafit it returns is checked
+    when it is built.
 
     Parameters
     ----------
@@ -37,6 +42,11 @@ def register_datafit(name, factory, *, overwrite=False):
         raise TypeError("a datafit name must be a non-empty string")
     if not callable(factory):
         raise TypeError(f"the factory registered as {name!r} must be callable")
+    if isinstance(factory, type):
+        if issubclass(factory, Datafit):
+            check_compiled_subclass(factory, Datafit, "datafit")
+        else:
+            check_datafit_protocol(factory, bound=False)
     if name in _REGISTRY and not overwrite and _REGISTRY[name] is not factory:
         raise ValueError(f"a datafit named {name!r} is already registered")
     _REGISTRY[name] = factory
@@ -63,23 +73,6 @@ def available_datafits():
     """
     _load_entry_points()
     return sorted(_REGISTRY)
-
-
-def _check_compiled(datafit):
-    """A Datafit subclass compiled outside firecy must declare the header
-    version it was built against (its method table depends on it)."""
-    for cls in type(datafit).__mro__:
-        if cls is Datafit:
-            break
-        if cls.__module__.split(".")[0] == "firecy":
-            continue
-        version = cls.__dict__.get("datafit_api_version")
-        if version != API_VERSION:
-            raise TypeError(
-                f"{cls.__name__} was compiled against datafit API version {version!r}, "
-                f"this firecy has version {API_VERSION}: set the class attribute "
-                f"datafit_api_version = DATAFIT_API_VERSION and rebuild it")
-    return datafit
 
 
 def as_datafit(datafit):
@@ -115,7 +108,8 @@ def as_datafit(datafit):
             ) from None
         return as_datafit(factory())
     if isinstance(datafit, Datafit):
-        return _check_compiled(datafit)
+        check_compiled_subclass(type(datafit), Datafit, "datafit")
+        return datafit
     if isinstance(datafit, type):
         raise TypeError(f"pass a datafit instance, not the class {datafit.__name__}")
     return PythonDatafit(datafit)

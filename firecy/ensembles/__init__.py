@@ -21,7 +21,9 @@ def rule_ensemble_from_model(model, feature_names=None) -> RuleEnsemble:
     Parameters
     ----------
     model : fitted estimator or booster
-        See :meth:`RuleEnsemble.from_model` for the supported kinds.
+        scikit-learn forests, extra trees, (histogram) gradient boosting and
+        single decision trees; XGBoost ``XGBModel`` or ``Booster``; LightGBM
+        ``LGBMModel`` or ``Booster``.
     feature_names : sequence of str, optional
         Override the model's feature names.
 

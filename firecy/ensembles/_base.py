@@ -1,145 +1,20 @@
-"""The library-independent part: :class:`RuleEnsemble` and its building blocks.
+"""The rules of a fitted tree ensemble: :class:`RuleEnsemble`.
 
-Each adapter (``_sklearn``, ``_xgboost``, ``_lightgbm``) turns a fitted model
-into an :class:`Adapter`: a list of :class:`Block` (one per tree, or per
-(tree, class) pair) whose trees are described by :class:`TreeStructure`, plus
-three functions of the data (library leaf ids, baseline, the library's own raw
-prediction).  Everything else -- leaf ordering, rules, node paths, lookup
-tables, the leaf table and the design -- is done here, once, for all of them.
+Built from an adapter (see ``_tree.py`` for what an adapter provides; the
+adapter of a model is picked by ``_dispatch.make_adapter``), it holds every
+leaf as a rule and builds the leaf table and the design for any data.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from firecy.ensembles import _design
+from firecy.ensembles._dispatch import make_adapter
+from firecy.ensembles._lazy import NodePathList, RuleList
+from firecy.ensembles._tree import Adapter, depth_first_layout
 
-__all__ = ["RuleEnsemble", "TreeStructure", "Block", "Adapter"]
-
-
-@dataclass
-class TreeStructure:
-    """One tree in a library-neutral form (internal).
-
-    Nodes are numbered ``0 .. n_nodes-1`` with the root at 0.  For sklearn,
-    XGBoost and HistGradientBoosting this is the library's node id; LightGBM
-    numbers internal nodes and leaves separately, so its adapter puts leaf
-    ``k`` at ``n_internal + k``.
-
-    Attributes
-    ----------
-    left, right : ndarray of int64, shape (n_nodes,)
-        Children; -1 at leaves.
-    cond_left, cond_right : list of Condition or None
-        The condition that sends a row to the left / right child.
-    leaf_id : ndarray of int64, shape (n_nodes,)
-        The id the library's leaf call returns for this node (-1 if internal).
-    """
-
-    left: np.ndarray
-    right: np.ndarray
-    cond_left: list
-    cond_right: list
-    leaf_id: np.ndarray
-
-    @property
-    def n_nodes(self) -> int:
-        return int(self.left.shape[0])
-
-    def depth_first(self):
-        """Leaves left to right, with their internal-node paths and conditions.
-
-        Returns
-        -------
-        leaves : ndarray of int64
-            Local node ids of the leaves in depth-first (left-to-right) order.
-        paths : list of tuple of int
-            Local ids of the internal nodes from the root to each leaf.
-        rules : list of tuple of Condition
-            The conditions along each path, root first.
-        """
-        left, right = self.left, self.right
-        leaves, paths, rules = [], [], []
-        # Explicit stack, not recursion: fully grown sklearn trees can be
-        # deeper than Python's recursion limit.  Pushing the right child first
-        # pops the left child first, which yields left-to-right order.
-        stack = [(0, (), ())]
-        visited = 0
-        while stack:
-            node, path, conds = stack.pop()
-            visited += 1
-            if visited > self.n_nodes:
-                raise ValueError("malformed tree: the child arrays contain a cycle")
-            lc = int(left[node])
-            if lc < 0:
-                leaves.append(node)
-                paths.append(path)
-                rules.append(conds)
-                continue
-            p = path + (node,)
-            stack.append((int(right[node]), p, conds + (self.cond_right[node],)))
-            stack.append((lc, p, conds + (self.cond_left[node],)))
-        return np.asarray(leaves, dtype=np.int64), paths, rules
-
-
-@dataclass
-class Block:
-    """One block of columns of the design: a tree's leaves for one output.
-
-    Attributes
-    ----------
-    tree : TreeStructure
-    values : ndarray of float64, shape (tree.n_nodes,)
-        Value the library stores at each node (only leaves are read).
-    tree_class : int
-        Output (class) the block contributes to.
-    scale : float
-        Multiplier of the block's leaf values in the raw prediction.
-    src_col : int
-        Column of the library's leaf-id array that routes this block.
-    """
-
-    tree: TreeStructure
-    values: np.ndarray
-    tree_class: int
-    scale: float
-    src_col: int
-
-
-class Adapter:
-    """What a library adapter provides (internal; subclassed per library).
-
-    Attributes
-    ----------
-    source : str
-    n_features_in : int
-    feature_names : list of str or None
-    n_outputs : int
-    blocks : list of Block
-    raw_prediction : str
-        What "raw prediction" means for this model, for the docs and errors.
-    """
-
-    source = None
-    n_features_in = 0
-    feature_names = None
-    n_outputs = 1
-    blocks = ()
-    raw_prediction = ""
-
-    def apply(self, X) -> np.ndarray:
-        """Library leaf ids, shape (n, n_src), any integer or float dtype."""
-        raise NotImplementedError
-
-    def baseline(self, X) -> np.ndarray:
-        """Part of the raw prediction no leaf carries, (n,) or (n, K)."""
-        raise NotImplementedError
-
-    def predict_raw(self, X) -> np.ndarray:
-        """The library's own raw prediction, (n,) or (n, K)."""
-        raise NotImplementedError
+__all__ = ["RuleEnsemble"]
 
 
 class RuleEnsemble:
@@ -178,12 +53,15 @@ class RuleEnsemble:
         Each leaf's id in the library: the node id for sklearn, HistGradient-
         Boosting and XGBoost, the ``leaf_index`` for LightGBM.  It is what the
         library's leaf call (``apply`` / ``pred_leaf``) returns.
-    rules : list of R lists of Condition
-        Root-to-leaf conditions in path order, unsimplified.
-    node_paths : list of R ndarray of int64
-        Global ids of the internal nodes on each root-to-leaf path, unique
-        across blocks (``node_offset[t] + local node id``; the K class blocks
-        of one random-forest tree get distinct ids).
+    rules : sequence of R lists of Condition
+        ``rules[j]``: root-to-leaf conditions in path order, unsimplified.
+        Built when read (a deep forest has millions of rules); the
+        Condition objects of a node are shared by every rule through it.
+    node_paths : sequence of R ndarray of int64
+        ``node_paths[j]``: global ids of the internal nodes on the path of
+        rule j, unique across blocks (``node_offset[t] + local node id``; the
+        K class blocks of one random-forest tree get distinct ids).  Built
+        when read.
     node_offset : ndarray of int64, shape (T + 1,)
         Block t's global node ids are ``node_offset[t]:node_offset[t+1]``; the
         local id is the library's node id (LightGBM: ``split_index``).
@@ -226,66 +104,54 @@ class RuleEnsemble:
     def from_model(cls, model, feature_names=None) -> "RuleEnsemble":
         """Extract the rules of a fitted tree ensemble.
 
-        Parameters
-        ----------
-        model : fitted estimator or booster
-            scikit-learn forests, extra trees, (hist) gradient boosting and
-            single decision trees; XGBoost ``XGBModel`` or ``Booster``;
-            LightGBM ``LGBMModel`` or ``Booster``.
-        feature_names : sequence of str, optional
-            Override the model's feature names.
-
-        Returns
-        -------
-        RuleEnsemble
-
-        Raises
-        ------
-        TypeError
-            If the model is of a kind firecy does not know.
-        ValueError
-            If the model is not fitted, or cannot be expressed as rules.
+        The same as :func:`firecy.ensembles.rule_ensemble_from_model`, which
+        documents the parameters, the supported models and the errors.
         """
-        from firecy.ensembles._dispatch import make_adapter
-
         return cls(make_adapter(model), feature_names=feature_names)
 
     def _build(self, blocks):
         T = len(blocks)
-        cache = {}
-        block_ptr = np.zeros(T + 1, dtype=np.int64)
-        values, node_ids, rules, node_paths = [], [], [], []
-        lut_sizes = np.empty(T, dtype=np.int64)
-        locals_ = []
-        node_offset = np.zeros(T + 1, dtype=np.int64)
+        # Trees shared by several blocks (a multi-class forest's K classes)
+        # are laid out once.
+        unique, which = {}, np.empty(T, dtype=np.int64)
         for t, blk in enumerate(blocks):
-            key = id(blk.tree)
-            if key not in cache:
-                cache[key] = blk.tree.depth_first()
-            leaves, paths, conds = cache[key]
-            n_leaves = leaves.shape[0]
-            block_ptr[t + 1] = block_ptr[t] + n_leaves
-            values.append(np.asarray(blk.values, dtype=np.float64)[leaves])
-            lib_ids = blk.tree.leaf_id[leaves]
-            if lib_ids.min() < 0:
+            which[t] = unique.setdefault(id(blk.tree), len(unique))
+        trees = [None] * len(unique)
+        for blk in blocks:
+            trees[unique[id(blk.tree)]] = blk.tree
+        orders = depth_first_layout(trees)
+
+        sizes = np.array([orders[u].shape[0] for u in which], dtype=np.int64)
+        block_ptr = np.zeros(T + 1, dtype=np.int64)
+        np.cumsum(sizes, out=block_ptr[1:])
+        R = int(block_ptr[-1])
+        leaf_nodes = np.empty(R, dtype=np.int64)
+        leaf_values = np.empty(R, dtype=np.float64)
+        leaf_ids = np.empty(R, dtype=np.int64)
+        node_offset = np.zeros(T + 1, dtype=np.int64)
+        lut_sizes = np.empty(T, dtype=np.int64)
+        for t, blk in enumerate(blocks):
+            order = orders[which[t]]
+            lo, hi = block_ptr[t], block_ptr[t + 1]
+            leaf_nodes[lo:hi] = order
+            leaf_values[lo:hi] = np.asarray(blk.values, dtype=np.float64)[order]
+            lib_ids = blk.tree.leaf_ids(order)
+            if lib_ids.size and lib_ids.min() < 0:
                 raise ValueError("adapter error: a leaf has no library leaf id")
-            node_ids.append(lib_ids)
-            rules.extend(list(c) for c in conds)
-            node_paths.extend(
-                np.asarray(p, dtype=np.int64) + node_offset[t] for p in paths
-            )
+            leaf_ids[lo:hi] = lib_ids
             node_offset[t + 1] = node_offset[t] + blk.tree.n_nodes
-            lut_sizes[t] = int(lib_ids.max()) + 1
-            locals_.append(lib_ids)
+            lut_sizes[t] = int(lib_ids.max()) + 1 if lib_ids.size else 0
 
         self.n_trees = T
         self.block_ptr = block_ptr
-        self.n_rules = int(block_ptr[-1])
-        self.leaf_values = np.concatenate(values)
-        self.leaf_node_ids = np.concatenate(node_ids).astype(np.int64)
-        self.rules = rules
-        self.node_paths = node_paths
+        self.n_rules = R
+        self.leaf_values = leaf_values
+        self.leaf_node_ids = leaf_ids
         self.node_offset = node_offset
+        self._blocks = blocks
+        self._leaf_nodes = leaf_nodes
+        self.rules = RuleList(self)
+        self.node_paths = NodePathList(self)
         self.tree_scale = np.array([b.scale for b in blocks], dtype=np.float64)
         self.tree_class = np.array([b.tree_class for b in blocks], dtype=np.int64)
         self._src_col = np.array([b.src_col for b in blocks], dtype=np.intp)
@@ -294,15 +160,24 @@ class RuleEnsemble:
         # concatenated over blocks so that one fancy index maps a whole table.
         lut_off = np.zeros(T + 1, dtype=np.int64)
         np.cumsum(lut_sizes, out=lut_off[1:])
-        sizes = np.diff(block_ptr)
         dt, sentinel = _design.local_dtype(int(sizes.max()))
         lut = np.full(int(lut_off[-1]), -1, dtype=np.int32)
         lut_local = np.full(int(lut_off[-1]), sentinel, dtype=dt)
-        for t, lib_ids in enumerate(locals_):
-            pos = np.arange(sizes[t])
-            lut[lut_off[t] + lib_ids] = block_ptr[t] + pos
-            lut_local[lut_off[t] + lib_ids] = pos
+        pos = np.arange(R, dtype=np.int64) - np.repeat(block_ptr[:-1], sizes)
+        slot = np.repeat(lut_off[:-1], sizes) + leaf_ids
+        lut[slot] = np.arange(R, dtype=np.int64)
+        lut_local[slot] = pos
         self._lut, self._lut_local, self._lut_off = lut, lut_local, lut_off
+
+    def _leaf(self, j):
+        """(block, local leaf node) of rule ``j``, with a range check."""
+        j = int(j)
+        if not -self.n_rules <= j < self.n_rules:
+            raise IndexError(f"rule {j} out of range for {self.n_rules} rules")
+        if j < 0:
+            j += self.n_rules
+        t = int(np.searchsorted(self.block_ptr, j, side="right")) - 1
+        return t, int(self._leaf_nodes[j])
 
     # -- sizes --------------------------------------------------------------
     @property
@@ -402,6 +277,18 @@ class RuleEnsemble:
         """
         return np.asarray(self._adapter.baseline(X), dtype=np.float64)
 
+    def constant_baseline(self):
+        """The baseline when it is the same for every row, else None.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_outputs,), or None
+            None for a sklearn gradient boosting model with a custom ``init``
+            estimator, whose baseline varies by row.
+        """
+        base = self._adapter.constant_baseline()
+        return None if base is None else np.asarray(base, dtype=np.float64).reshape(-1)
+
     def predict_raw(self, X, coef=None) -> np.ndarray:
         """``design(X) @ coef + baseline(X)``, per output.
 
@@ -471,45 +358,45 @@ class RuleEnsemble:
         return mask
 
     def dense_for_rules(self, X):
-        """``X`` as a dense array on which rule conditions can be evaluated.
+        """``X`` as the numbers the library's trees compare, to evaluate rules on.
 
-        Dense input is returned unchanged.  A scipy sparse matrix becomes a
-        float64 array holding what the library sees: NaN (missing) where an
-        XGBoost model does not find a stored entry, 0 for the other libraries.
+        A scipy sparse matrix becomes a float64 array holding what the library
+        sees: NaN (missing) where an XGBoost model does not find a stored
+        entry, 0 for the other libraries.  A DataFrame with pandas categorical
+        columns that XGBoost or LightGBM re-codes by label becomes the float64
+        codes the library uses (see :class:`Condition`'s ``labels``).  Other
+        input is returned unchanged.
         """
-        if not sp.issparse(X):
-            return X
-        if self.source != "xgboost":
+        X = self._adapter.library_input(X)
+        if sp.issparse(X):
             return X.toarray()
-        csr = sp.csr_matrix(X, copy=True)
-        csr.sum_duplicates()
-        dense = np.full(csr.shape, np.nan)
-        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
-        dense[rows, csr.indices] = csr.data
-        return dense
+        return X
 
-    def rule_text(self, j, feature_names=None, **kwargs) -> str:
-        """Text of rule ``j``: its conditions joined by ``" and "``.
+    def rule_text(self, j, feature_names=None, *, show_missing=False, precision=None) -> str:
+        """Text of rule ``j``: :func:`firecy.rules.rule_text` ``(self, j, ...)``.
+
+        There is one rule text in firecy; this method is a shortcut to it
+        (conditions simplified, thresholds exact, see :mod:`firecy.rules`).
 
         Parameters
         ----------
         j : int
         feature_names : sequence of str, optional
             Defaults to :attr:`feature_names`.
-        **kwargs
-            Passed to :meth:`Condition.to_text` (``precision``,
-            ``show_missing``).
+        show_missing : bool, default=False
+            Print the missing-value suffixes.
+        precision : int, optional
+            Round thresholds for display.
 
         Returns
         -------
         str
             ``"(all rows)"`` for the single leaf of a stump-less tree.
         """
-        names = self.feature_names if feature_names is None else feature_names
-        conds = self.rules[j]
-        if not conds:
-            return "(all rows)"
-        return " and ".join(c.to_text(names, **kwargs) for c in conds)
+        from firecy.rules._text import rule_text
+
+        return rule_text(self, j, feature_names, show_missing=show_missing,
+                         precision=precision)
 
     # -- misc ---------------------------------------------------------------
     def _check_ids(self, ids):

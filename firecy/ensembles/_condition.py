@@ -10,12 +10,17 @@ that leaf.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Condition"]
+from firecy.ensembles._reading import (
+    coded_column, _column, _isin_exact, _isnan_any, label_index,
+)
+
+__all__ = ["Condition", "LIGHTGBM_ZERO_THRESHOLD"]
 
 _NUMERIC_OPS = ("<=", "<", ">", ">=")
 _CATEGORICAL_OPS = ("in", "not in")
@@ -66,6 +71,18 @@ class Condition:
         ``floor``).  ``"exact"`` (scikit-learn HistGradientBoosting): the raw
         value must equal one of ``categories`` (which then hold the original
         category values, possibly strings).
+    labels : tuple, default=()
+        The library's own categories of the feature, in code order (code
+        ``k`` means ``labels[k]``), for a model fitted on a pandas categorical
+        column that its library re-codes by label (XGBoost, LightGBM).  A
+        categorical condition then lists labels in ``categories``, a numeric
+        one compares the code.  A DataFrame's category column is read by
+        label, whatever its own category order.  A label that is not in
+        ``labels`` reads as the library reads it: as missing (LightGBM,
+        ``category_cast="trunc"``); as the next label in sorted order, or an
+        error after the last one (XGBoost 3.1 and 3.2, ``"floor"``; a
+        UserWarning says so).
+        A numeric column is read as the code itself, as the libraries do.
 
     Notes
     -----
@@ -82,6 +99,7 @@ class Condition:
     zero_as_missing: bool = False
     zero_threshold: float = 0.0
     category_cast: str = "trunc"
+    labels: tuple = ()
 
     def __post_init__(self):
         if self.op not in _OPS:
@@ -110,6 +128,13 @@ class Condition:
             d["zero_as_missing"] = bool(self.zero_as_missing)
         if type(self.zero_threshold) is not float:
             d["zero_threshold"] = float(self.zero_threshold)
+        if type(self.labels) is not tuple:
+            d["labels"] = tuple(self.labels)
+        if self.labels and self.is_categorical:
+            index = label_index(self.labels)
+            unknown = [c for c in self.categories if c not in index]
+            if unknown:
+                raise ValueError(f"categories {unknown!r} are not among the labels")
 
     # -- identity -----------------------------------------------------------
     def _identity(self) -> tuple:
@@ -126,6 +151,7 @@ class Condition:
                 self.zero_as_missing,
                 self.zero_threshold,
                 self.category_cast if self.op in _CATEGORICAL_OPS else None,
+                self.labels,
             )
             self.__dict__["_identity_key"] = key
         return key
@@ -150,15 +176,20 @@ class Condition:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            A 2-D numpy array (or a pandas DataFrame; a column of category
-            dtype is read as its integer codes, -1 as missing, except for
-            ``category_cast="exact"`` which compares the category values).
+            A 2-D numpy array or a pandas DataFrame.  A column of category
+            dtype is read by label when the condition has ``labels``, as its
+            category values for ``category_cast="exact"``, else as its
+            integer codes (-1 as missing).
 
         Returns
         -------
         mask : ndarray of bool, shape (n_samples,)
         """
-        col = _column(X, self.feature, codes=self.category_cast != "exact")
+        if self.labels:
+            col = coded_column(X, self.feature, self.labels,
+                               unseen="next" if self.category_cast == "floor" else "missing")
+        else:
+            col = _column(X, self.feature, codes=self.category_cast != "exact")
         if self.is_categorical:
             return self._evaluate_categorical(col)
         x = self._read(col)
@@ -188,6 +219,14 @@ class Condition:
             x = np.where(np.abs(x) <= self.zero_threshold, 0.0, x).astype(self.dtype)
         return x
 
+    def category_codes(self) -> tuple:
+        """The library's codes of ``categories`` (the categories themselves
+        unless the condition has ``labels``)."""
+        if not self.labels:
+            return self.categories
+        index = label_index(self.labels)
+        return tuple(index[c] for c in self.categories)
+
     def _evaluate_categorical(self, col) -> np.ndarray:
         if self.category_cast == "exact":
             col = np.asarray(col)
@@ -199,6 +238,8 @@ class Condition:
         else:
             x = self._read(col)
             miss = np.isnan(x)
+            if self.zero_as_missing:
+                miss |= x == 0.0
             safe = np.where(miss, -1.0, x)
             if self.category_cast == "floor":
                 # XGBoost: a negative value is an invalid category and goes
@@ -207,113 +248,125 @@ class Condition:
             else:
                 # LightGBM: static_cast<int>(x), so -0.5 reads as category 0.
                 cat = np.trunc(safe)
-            member = np.isin(cat, np.asarray(self.categories, dtype=np.float64))
+            member = np.isin(cat, np.asarray(self.category_codes(), dtype=np.float64))
             member[miss] = False
         out = member if self.op == "in" else ~member
         out[miss] = self.missing
         return out
 
+    def as_label_set(self) -> "Condition":
+        """The same condition over the labels of a labelled feature.
+
+        A numeric condition on a feature with ``labels`` (LightGBM splits an
+        ordered pandas categorical by its codes) becomes the ``"in"`` /
+        ``"not in"`` condition that selects the same labels (and missing
+        values): ``"not in"`` when missing values satisfy it, so that a label
+        LightGBM does not know, which it reads as missing, satisfies it too.
+        Any other condition is returned unchanged.
+        """
+        if not self.labels or self.is_categorical:
+            return self
+        codes = np.arange(len(self.labels), dtype=np.float64).reshape(-1, 1)
+        inside = dataclasses.replace(self, labels=()).evaluate(codes)
+        labels = np.empty(len(self.labels), dtype=object)
+        labels[:] = self.labels
+        if self.missing:
+            op, cats = "not in", tuple(labels[~inside])
+        else:
+            op, cats = "in", tuple(labels[inside])
+        return Condition(self.feature, op, categories=cats, missing=self.missing,
+                         dtype=self.dtype, zero_threshold=self.zero_threshold,
+                         category_cast=self.category_cast, labels=self.labels)
+
     # -- text ---------------------------------------------------------------
     def to_text(self, feature_names=None, *, precision=None, show_missing=False) -> str:
         """Human-readable form, e.g. ``"petal_width <= 0.8"``.
+
+        The text of a one-condition rule: the same as
+        :func:`firecy.rules.format_conditions` ``([cond], ...)``, which
+        follows firecy's one convention for rules (see :mod:`firecy.rules`):
+        the library's operator, the threshold exact in the library's
+        precision, categories as Python literals (labels when the library
+        knows them).
 
         Parameters
         ----------
         feature_names : sequence of str, optional
             Names to use; ``x{feature}`` when omitted.
         precision : int, optional
-            Significant digits of the threshold.  By default the shortest text
-            that selects exactly the same rows: for a float32 comparison the
-            largest float32 on the same side of the threshold, printed as a
-            float32 (so sklearn's ``0.800000011920929`` prints as ``0.8``).
+            Significant digits of the threshold (display only).
         show_missing : bool, default=False
-            Append ``"(or missing)"`` when missing values take this branch.
+            Append ``" (or missing)"`` when missing values take this branch.
+            A LightGBM zero-as-missing condition always ends in
+            ``" (or zero/missing)"`` or ``" (not zero/missing)"``.
 
         Returns
         -------
         str
         """
-        name = (
-            feature_names[self.feature]
-            if feature_names is not None
-            else f"x{self.feature}"
-        )
-        if self.is_categorical:
-            cats = ", ".join(_format_category(c) for c in self.categories)
-            text = f"{name} {self.op} {{{cats}}}"
-        else:
-            text = f"{name} {self.op} {self._format_threshold(precision)}"
-        if show_missing and self.missing:
-            text += " (or zero/missing)" if self.zero_as_missing else " (or missing)"
-        return text
+        from firecy.rules._text import format_conditions
 
-    def _format_threshold(self, precision) -> str:
-        thr = self.threshold
-        if precision is not None:
-            return f"{thr:.{int(precision)}g}"
-        if self.dtype == "float32" and math.isfinite(thr):
-            # For x already rounded to float32, ``x <= t`` and ``x > t`` are
-            # unchanged when t is replaced by the largest float32 <= t;
-            # ``x < t`` / ``x >= t`` by the smallest float32 >= t.
-            f = np.float32(thr)
-            if self.op in ("<=", ">") and float(f) > thr:
-                f = np.nextafter(f, np.float32(-np.inf))
-            elif self.op in ("<", ">=") and float(f) < thr:
-                f = np.nextafter(f, np.float32(np.inf))
-            return str(f)
-        return repr(float(thr))
+        return format_conditions([self], feature_names, show_missing=show_missing,
+                                 precision=precision, simplify=False)
 
 
-def _format_category(c) -> str:
-    if isinstance(c, (float, np.floating)) and float(c).is_integer():
-        return str(int(c))
-    if isinstance(c, str):
-        return repr(c)
-    return str(c)
+# ---------------------------------------------------------------------------
+# text of a condition: the one copy, also used by firecy.rules
+# ---------------------------------------------------------------------------
+MISSING_SUFFIX = " (or missing)"
+ZERO_MISSING_SUFFIX = " (or zero/missing)"
+NOT_ZERO_MISSING_SUFFIX = " (not zero/missing)"
 
 
-def _column(X, j, codes=True):
-    """Column ``j`` of a 2-D array or DataFrame, as a 1-D numpy array."""
-    iloc = getattr(X, "iloc", None)
-    if iloc is not None:
-        s = iloc[:, j]
-        if getattr(s.dtype, "name", None) == "category":
-            if not codes:
-                return s.to_numpy()
-            c = s.cat.codes.to_numpy().astype(np.float64)
-            c[c < 0] = np.nan
-            return c
-        if not isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf":
-            # Nullable extension dtypes (Int64, Float64, boolean): pd.NA -> NaN.
-            return s.to_numpy(dtype=np.float64, na_value=np.nan)
-        return s.to_numpy()
-    if hasattr(X, "tocsc") and hasattr(X, "nnz"):
-        raise TypeError(
-            "Condition.evaluate needs dense data: a sparse matrix's implicit "
-            "entries mean 0 to some libraries and missing to XGBoost; use "
-            "RuleEnsemble.dense_for_rules(X) first"
-        )
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got an array of shape {X.shape}")
-    return X[:, j]
+def format_threshold(cond, precision=None) -> str:
+    """Threshold text that selects exactly the library's rows.
+
+    ``precision`` rounds to that many significant digits instead (display
+    only).  A float64 comparison prints the threshold's ``repr``.  For a
+    float32 comparison (input rounded to float32 first), ``x <= t`` and
+    ``x > t`` do not change when t is replaced by the largest float32 <= t,
+    nor ``x < t`` and ``x >= t`` by the smallest float32 >= t: that float32
+    is printed in its shortest form, which reads back (as a float32) as the
+    same number.
+    """
+    thr = float(cond.threshold)
+    if precision is not None:
+        return f"{thr:.{int(precision)}g}"
+    if not math.isfinite(thr) or cond.dtype != "float32":
+        return repr(thr)
+    f = np.float32(thr)
+    if cond.op in ("<=", ">") and float(f) > thr:
+        f = np.nextafter(f, np.float32(-np.inf))
+    elif cond.op in ("<", ">=") and float(f) < thr:
+        f = np.nextafter(f, np.float32(np.inf))
+    text = str(f)
+    try:
+        ok = bool(np.isfinite(f)) and np.float32(float(text)) == f
+    except ValueError:
+        ok = False
+    # never seen; guards against a double rounding through float64
+    return text if ok else repr(float(f))
 
 
-def _isnan_any(col) -> np.ndarray:
-    """NaN / None mask that also works on object arrays."""
-    if col.dtype.kind in "fc":
-        return np.isnan(col)
-    if col.dtype.kind == "O":
-        return np.fromiter(
-            (v is None or (isinstance(v, float) and v != v) for v in col),
-            dtype=bool,
-            count=col.shape[0],
-        )
-    return np.zeros(col.shape[0], dtype=bool)
+def format_category(value) -> str:
+    """A category as a Python literal (integral floats as integers)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return repr(value if not isinstance(value, np.str_) else str(value))
 
 
-def _isin_exact(values, categories) -> np.ndarray:
-    if values.dtype.kind == "O" or any(isinstance(c, str) for c in categories):
-        cats = set(categories)
-        return np.fromiter((v in cats for v in values), dtype=bool, count=len(values))
-    return np.isin(values, np.asarray(categories))
+def missing_suffix(conds) -> str:
+    """Suffix of one printed clause made of ``conds`` (one feature).
+
+    A missing value satisfies the clause only if it satisfies every
+    condition in it; zero-as-missing conditions say so either way, since a
+    reader would otherwise take 0 for an ordinary value.
+    """
+    missing = all(c.missing for c in conds)
+    if any(getattr(c, "zero_as_missing", False) for c in conds):
+        return ZERO_MISSING_SUFFIX if missing else NOT_ZERO_MISSING_SUFFIX
+    return MISSING_SUFFIX if missing else ""

@@ -41,3 +41,17 @@ def make_adapter(model):
         f"firecy cannot extract rules from a {cls.__module__}.{cls.__qualname__}; "
         f"supported models: {SUPPORTED}"
     )
+
+
+def names_seen_by(model, names) -> list:
+    """The feature names ``model``'s library gives DataFrame columns ``names``.
+
+    LightGBM renames columns (spaces become ``_``; see
+    ``_lightgbm.lightgbm_feature_name``); the others keep them as strings.
+    """
+    lgb = sys.modules.get("lightgbm")
+    if lgb is not None and isinstance(model, (lgb.LGBMModel, lgb.Booster)):
+        from firecy.ensembles._lightgbm import lightgbm_feature_name
+
+        return [lightgbm_feature_name(n) for n in names]
+    return [str(n) for n in names]

@@ -15,6 +15,13 @@ A categorical split (``decision_type == "=="``, ``threshold`` like
 ``"1||3||5"``) sends the listed categories LEFT, everything else (other
 categories, negative values, NaN) right; values are truncated to int.
 
+Pandas categoricals: LightGBM keeps the training categories of every category
+column (``pandas_categorical``) and re-codes a new frame by label (a label it
+does not know becomes NaN).  The i-th category column of a frame gets the
+i-th list, whichever feature it is; the features are matched to the lists
+when LightGBM treats exactly that many features as categorical (the usual
+case), and the conditions on them then hold labels.
+
 Internal nodes are numbered by ``split_index`` and leaves by ``leaf_index``
 (what ``pred_leaf`` returns; a single-leaf tree has no ``leaf_index`` and
 returns 0).  Leaf values include the shrinkage, and boost-from-average is
@@ -22,28 +29,28 @@ folded into the first tree, so the baseline is 0.
 """
 from __future__ import annotations
 
+import json
+import warnings
+
 import numpy as np
 
-from firecy.ensembles._base import Adapter, Block, TreeStructure
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD, Condition
+from firecy.ensembles._reading import codes_from_labels, column_as_float
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
 
 
-def _tree_structure(root: dict) -> tuple[TreeStructure, np.ndarray]:
+def _tree_structure(root: dict, split_rule) -> tuple[TreeStructure, np.ndarray]:
     internal, leaves = [], []
-
-    def collect(node):
-        # Iterative walk: LightGBM trees can be deep (num_leaves up to 131072).
-        stack = [node]
-        while stack:
-            nd = stack.pop()
-            if "split_index" in nd:
-                internal.append(nd)
-                stack.append(nd["right_child"])
-                stack.append(nd["left_child"])
-            else:
-                leaves.append(nd)
-
-    collect(root)
+    # Iterative walk: LightGBM trees can be deep (num_leaves up to 131072).
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        if "split_index" in nd:
+            internal.append(nd)
+            stack.append(nd["right_child"])
+            stack.append(nd["left_child"])
+        else:
+            leaves.append(nd)
     n_int = len(internal)
     n = n_int + len(leaves)
 
@@ -54,17 +61,39 @@ def _tree_structure(root: dict) -> tuple[TreeStructure, np.ndarray]:
 
     left = np.full(n, -1, dtype=np.int64)
     right = np.full(n, -1, dtype=np.int64)
+    feature = np.zeros(n, dtype=np.int64)
+    threshold = np.zeros(n)
+    missing_left = np.zeros(n, dtype=bool)
+    zero_as_missing = np.zeros(n, dtype=bool)
     values = np.zeros(n)
     leaf_id = np.full(n, -1, dtype=np.int64)
-    cond_left = [None] * n
-    cond_right = [None] * n
+    special = {}
     for nd in internal:
         i = int(nd["split_index"])
         if i >= n_int:
             raise ValueError("unexpected LightGBM dump: split_index out of range")
         left[i] = local(nd["left_child"])
         right[i] = local(nd["right_child"])
-        cond_left[i], cond_right[i] = _conditions(nd)
+        f = int(nd["split_feature"])
+        feature[i] = f
+        if nd["decision_type"] == "==":
+            special[i] = _categorical_conditions(nd, split_rule.labels.get(f, ()))
+            continue
+        if nd["decision_type"] != "<=":
+            raise ValueError(f"unknown LightGBM decision_type {nd['decision_type']!r}")
+        thr = float(nd["threshold"])
+        missing_type = str(nd.get("missing_type", "None"))
+        default_left = bool(nd.get("default_left", True))
+        threshold[i] = thr
+        if missing_type == "NaN":
+            missing_left[i] = default_left
+        elif missing_type == "Zero":
+            missing_left[i], zero_as_missing[i] = default_left, True
+        elif missing_type == "None":
+            # NaN is read as 0.0 and compared with the threshold.
+            missing_left[i] = 0.0 <= thr
+        else:
+            raise ValueError(f"unknown LightGBM missing_type {missing_type!r}")
     for nd in leaves:
         j = local(nd)
         if j >= n:
@@ -76,39 +105,79 @@ def _tree_structure(root: dict) -> tuple[TreeStructure, np.ndarray]:
     if n_int:  # the root must be node 0 (split_index 0)
         if int(root["split_index"]) != 0:
             raise ValueError("unexpected LightGBM dump: the root is not split 0")
-    return TreeStructure(left, right, cond_left, cond_right, leaf_id), values
+    struct = TreeStructure(left, right, feature, threshold, missing_left, split_rule,
+                           leaf_id=leaf_id, zero_as_missing=zero_as_missing, special=special)
+    return struct, values
 
 
-def _conditions(nd):
+def _categorical_conditions(nd, labels):
+    """(left, right) of a categorical split: the listed categories go LEFT."""
     f = int(nd["split_feature"])
-    default_left = bool(nd.get("default_left", True))
-    missing_type = str(nd.get("missing_type", "None"))
-    if nd["decision_type"] == "==":
-        cats = tuple(int(c) for c in str(nd["threshold"]).split("||") if c != "")
-        kw = dict(dtype="float64", category_cast="trunc",
-                  zero_threshold=LIGHTGBM_ZERO_THRESHOLD)
-        return (
-            Condition(f, "in", categories=cats, missing=False, **kw),
-            Condition(f, "not in", categories=cats, missing=True, **kw),
-        )
-    if nd["decision_type"] != "<=":
-        raise ValueError(f"unknown LightGBM decision_type {nd['decision_type']!r}")
-    thr = float(nd["threshold"])
-    if missing_type == "NaN":
-        m, zero = default_left, False
-    elif missing_type == "Zero":
-        m, zero = default_left, True
-    elif missing_type == "None":
-        # NaN is read as 0.0 and compared with the threshold.
-        m, zero = 0.0 <= thr, False
-    else:
-        raise ValueError(f"unknown LightGBM missing_type {missing_type!r}")
-    kw = dict(dtype="float64", zero_as_missing=zero,
-              zero_threshold=LIGHTGBM_ZERO_THRESHOLD)
-    return (
-        Condition(f, "<=", thr, missing=m, **kw),
-        Condition(f, ">", thr, missing=not m, **kw),
+    cats = tuple(int(c) for c in str(nd["threshold"]).split("||") if c != "")
+    if labels:
+        # a code beyond the training categories has no label, and no row
+        # re-coded by label carries it
+        cats = tuple(labels[c] for c in cats if 0 <= c < len(labels))
+    kw = dict(dtype="float64", category_cast="trunc",
+              zero_threshold=LIGHTGBM_ZERO_THRESHOLD, labels=labels)
+    return (Condition(f, "in", categories=cats, missing=False, **kw),
+            Condition(f, "not in", categories=cats, missing=True, **kw))
+
+
+def _dump_model(booster, n_iter):
+    """``Booster.dump_model``, with a clear error where LightGBM writes bad JSON."""
+    try:
+        return booster.dump_model(num_iteration=n_iter)
+    except json.JSONDecodeError:
+        bad = [n for n in booster.feature_name() if any(ord(ch) < 32 for ch in n)]
+        if not bad:
+            raise
+        raise ValueError(
+            f"LightGBM cannot describe this model: the feature names {bad!r} hold "
+            "control characters (tabs, ...), which its JSON dump does not escape; "
+            "rename these columns before fitting"
+        ) from None
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def _feature_labels(dump, pandas_categorical, names):
+    """``{feature: labels}`` for the features LightGBM re-codes by label."""
+    lists = [tuple(_plain(v) for v in cats) for cats in (pandas_categorical or [])]
+    if not lists:
+        return {}
+    infos = dump.get("feature_infos", {}) or {}
+    categorical = [f for f, name in enumerate(names or [])
+                   if isinstance(infos.get(name), dict) and infos[name].get("values")]
+    if len(categorical) == len(lists):
+        return dict(zip(categorical, lists))
+    warnings.warn(
+        f"the LightGBM model was fitted on a DataFrame with {len(lists)} category "
+        f"column(s) but treats {len(categorical)} feature(s) as categorical (ordered "
+        "categoricals, or an explicit categorical_feature): firecy cannot tell which "
+        "features LightGBM re-codes by label, so rules print category codes. "
+        "Evaluating rules on a DataFrame (RuleEnsemble.rule_mask) still re-codes it "
+        "as LightGBM does.",
+        UserWarning,
+        stacklevel=4,
     )
+    return {}
+
+
+def lightgbm_feature_name(name) -> str:
+    """The name LightGBM gives a DataFrame column (what ``feature_name()`` returns).
+
+    LightGBM replaces every space by ``_``, and its model text ends a name at
+    the first line break or NUL.
+    """
+    name = str(name)
+    for stop in ("\n", "\r", "\x00"):
+        k = name.find(stop)
+        if k >= 0:
+            name = name[:k]
+    return name.replace(" ", "_")
 
 
 def _linear_tree_error():
@@ -129,6 +198,7 @@ class LightGBMAdapter(Adapter):
     """
 
     source = "lightgbm"
+    pandas_categorical = None
 
     def __init__(self, model):
         import lightgbm as lgb
@@ -153,7 +223,7 @@ class LightGBMAdapter(Adapter):
         if n_iter <= 0:
             raise ValueError("the LightGBM model has no trees")
         self.num_iteration = n_iter
-        dump = booster.dump_model(num_iteration=n_iter)
+        dump = _dump_model(booster, n_iter)
         K = int(dump.get("num_tree_per_iteration", 1))
         self.n_outputs = K
         self.average = bool(dump.get("average_output", False))
@@ -166,10 +236,18 @@ class LightGBMAdapter(Adapter):
             else "predict(X, raw_score=True)"
         )
         scale = 1.0 / n_iter if self.average else 1.0
+        self.pandas_categorical = [
+            tuple(_plain(v) for v in cats)
+            for cats in (getattr(booster, "pandas_categorical", None) or [])
+        ]
+        self.labels = _feature_labels(dump, self.pandas_categorical,
+                                      dump.get("feature_names") or booster.feature_name())
+        self.split_rule = SplitRule("<=", ">", "float64", LIGHTGBM_ZERO_THRESHOLD,
+                                    labels=self.labels)
 
         blocks = []
         for t, info in enumerate(dump["tree_info"]):
-            struct, values = _tree_structure(info["tree_structure"])
+            struct, values = _tree_structure(info["tree_structure"], self.split_rule)
             # Trees are laid out iteration-major: tree t belongs to class t % K.
             blocks.append(Block(struct, values, t % K, scale, t))
         self.blocks = blocks
@@ -188,4 +266,34 @@ class LightGBMAdapter(Adapter):
         out = np.asarray(out, dtype=np.float64)
         if self.average:
             out = out / self.num_iteration
+        return out
+
+    def library_input(self, X):
+        """A DataFrame re-coded as LightGBM does, as float64; anything else as is.
+
+        The i-th category column of the frame is re-coded by label with the
+        i-th list of training categories (a label not in it becomes NaN); a
+        frame with a different number of category columns is refused, as
+        LightGBM refuses it.
+        """
+        if not hasattr(X, "iloc") or not hasattr(X, "dtypes"):
+            return X
+        cat_cols = [j for j, dt in enumerate(X.dtypes)
+                    if getattr(dt, "name", None) == "category"]
+        lists = self.pandas_categorical or []
+        if lists and len(cat_cols) != len(lists):
+            raise ValueError(
+                f"X has {len(cat_cols)} category column(s), the LightGBM model was "
+                f"fitted with {len(lists)}: LightGBM refuses such data"
+            )
+        out = np.empty(X.shape, dtype=np.float64)
+        for j in range(X.shape[1]):
+            out[:, j] = column_as_float(X, j)
+        for j, cats in zip(cat_cols, lists):
+            s = X.iloc[:, j]
+            pos = codes_from_labels(list(s.cat.categories), cats)
+            codes = s.cat.codes.to_numpy()
+            col = np.full(codes.shape[0], np.nan)
+            col[codes >= 0] = pos[codes[codes >= 0]]
+            out[:, j] = col
         return out

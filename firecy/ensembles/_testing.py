@@ -78,8 +78,8 @@ def check_contiguous_subtrees(ens):
             assert d > 0 or (a.size == 0 and b.size == 0)
             shared = d - 1  # position of the last shared internal node
             local = int(a[shared] - ens.node_offset[t])
-            assert ens.rules[j][shared] is tree.cond_left[local]
-            assert ens.rules[j + 1][shared] is tree.cond_right[local]
+            assert ens.rules[j][shared] is tree.condition(local, True)
+            assert ens.rules[j + 1][shared] is tree.condition(local, False)
 
 
 def check_rules_route_rows(ens, X, table=None):

@@ -17,8 +17,10 @@ import math
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
-from firecy.ensembles._base import Adapter, Block, TreeStructure
+from firecy.ensembles._reading import coded_column, column_as_float, sorted_labels
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
 from firecy.ensembles._condition import Condition
 
 # How XGBoost turns base_score into a margin (ObjFunction::ProbToMargin).
@@ -37,7 +39,66 @@ def _parse_base_score(text) -> np.ndarray:
     return np.array([float(np.float32(v)) for v in text.split(",") if v.strip()])
 
 
-def _tree_structure(tree: dict) -> tuple[TreeStructure, np.ndarray]:
+SPLIT_RULE = SplitRule("<", ">=", "float32")
+
+
+def _decode_categories(cats, n_features, names):
+    """Category labels per feature from the model JSON's ``cats`` (XGBoost >= 3.1).
+
+    XGBoost stores, for each feature it re-codes by label, either the UTF-8
+    bytes of string labels with their offsets, or numeric labels.  Features
+    without labels (numeric, or categorical data given as codes) map to ().
+    """
+    enc = cats.get("enc", [])
+    if not enc:
+        return {}
+    if len(enc) != n_features:
+        raise ValueError(
+            f"unexpected XGBoost model: categories for {len(enc)} features, "
+            f"the model has {n_features}"
+        )
+    out = {}
+    for f, e in enumerate(enc):
+        values = e.get("values", [])
+        if not values:
+            continue
+        if "offsets" in e:
+            offsets = [int(o) for o in e["offsets"]]
+            raw = np.asarray(values, dtype=np.int64).astype(np.uint8).tobytes()
+            if not offsets or offsets[-1] != len(raw) or offsets[0] != 0:
+                name = names[f] if names else f"x{f}"
+                raise ValueError(
+                    f"the XGBoost model's stored categories of feature {name!r} are "
+                    "inconsistent (XGBoost 3.2 stores non-ASCII labels truncated, and "
+                    "cannot re-code data with them either); use ASCII category labels"
+                )
+            labels = tuple(raw[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:]))
+        else:
+            labels = tuple(v if isinstance(v, (int, str)) else float(v) for v in values)
+        out[f] = labels
+    _check_sort_order(cats, out)
+    return out
+
+
+def _check_sort_order(cats, labels):
+    """XGBoost re-codes a label by binary search in its sorted categories
+    (``sorted_idx``); firecy sorts them in Python, which must agree."""
+    seg, order = cats.get("feature_segments"), cats.get("sorted_idx")
+    if seg is None or order is None:
+        return
+    for f, lab in labels.items():
+        if f + 1 >= len(seg):
+            break
+        mine = sorted_labels(lab)[1]
+        theirs = tuple(int(k) for k in order[int(seg[f]):int(seg[f + 1])])
+        if theirs and theirs != mine:
+            raise ValueError(
+                f"XGBoost sorts the categories of feature {f} in another order than "
+                "Python does; firecy cannot reproduce how it re-codes new data"
+            )
+
+
+def _tree_structure(tree: dict, labels: dict) -> tuple[TreeStructure, np.ndarray]:
     param = tree.get("tree_param", {})
     if int(param.get("size_leaf_vector", "1") or 1) > 1:
         raise ValueError(
@@ -46,40 +107,44 @@ def _tree_structure(tree: dict) -> tuple[TreeStructure, np.ndarray]:
         )
     left = np.asarray(tree["left_children"], dtype=np.int64)
     right = np.asarray(tree["right_children"], dtype=np.int64)
-    feature = tree["split_indices"]
+    feature = np.asarray(tree["split_indices"], dtype=np.int64)
     # Split values and leaf values share one float32 field; round-tripping the
     # JSON's shortest decimal through float32 recovers the exact float32.
     cond = np.asarray(tree["split_conditions"], dtype=np.float32).astype(np.float64)
-    default_left = tree["default_left"]
-    split_type = tree.get("split_type", [0] * len(left))
+    default_left = np.asarray(tree["default_left"], dtype=bool)
     cats = tree.get("categories", [])
-    cat_of_node = {
-        int(nid): tuple(int(c) for c in cats[int(beg):int(beg) + int(size)])
-        for nid, beg, size in zip(
-            tree.get("categories_nodes", []),
-            tree.get("categories_segments", []),
-            tree.get("categories_sizes", []),
-        )
-    }
-    n = left.shape[0]
-    cond_left = [None] * n
-    cond_right = [None] * n
-    for i in np.flatnonzero(left >= 0).tolist():
+    special = {}
+    for nid, beg, size in zip(tree.get("categories_nodes", []),
+                              tree.get("categories_segments", []),
+                              tree.get("categories_sizes", [])):
+        i = int(nid)
         f = int(feature[i])
         m = bool(default_left[i])
-        if int(split_type[i]) == 1:
-            # XGBoost sends the listed categories RIGHT; negative values are
-            # invalid categories and go left (category_cast="floor").
-            c = cat_of_node.get(i, ())
-            kw = dict(dtype="float32", category_cast="floor")
-            cond_left[i] = Condition(f, "not in", categories=c, missing=m, **kw)
-            cond_right[i] = Condition(f, "in", categories=c, missing=not m, **kw)
-        else:
-            thr = float(cond[i])
-            cond_left[i] = Condition(f, "<", thr, missing=m, dtype="float32")
-            cond_right[i] = Condition(f, ">=", thr, missing=not m, dtype="float32")
-    leaf_id = np.where(left < 0, np.arange(n, dtype=np.int64), -1)
-    return TreeStructure(left, right, cond_left, cond_right, leaf_id), cond
+        c = tuple(int(v) for v in cats[int(beg):int(beg) + int(size)])
+        f_labels = labels.get(f, ())
+        if f_labels:
+            if max(c, default=-1) >= len(f_labels):
+                raise ValueError(
+                    f"unexpected XGBoost model: a split on category {max(c)} of feature "
+                    f"{f}, which has {len(f_labels)} categories"
+                )
+            c = tuple(f_labels[k] for k in c)
+        # XGBoost sends the listed categories RIGHT; negative values are
+        # invalid categories and go left (category_cast="floor").
+        kw = dict(dtype="float32", category_cast="floor", labels=f_labels)
+        special[i] = (Condition(f, "not in", categories=c, missing=m, **kw),
+                      Condition(f, "in", categories=c, missing=not m, **kw))
+    split_type = np.asarray(tree.get("split_type", []), dtype=np.int64)
+    if split_type.size and np.any((split_type == 1) & (left >= 0)):
+        missing = set(np.flatnonzero((split_type == 1) & (left >= 0)).tolist()) - set(special)
+        for i in missing:  # a categorical split with no category listed
+            f, m = int(feature[i]), bool(default_left[i])
+            kw = dict(dtype="float32", category_cast="floor", labels=labels.get(f, ()))
+            special[i] = (Condition(f, "not in", categories=(), missing=m, **kw),
+                          Condition(f, "in", categories=(), missing=not m, **kw))
+    struct = TreeStructure(left, right, feature, cond, default_left, SPLIT_RULE,
+                           special=special)
+    return struct, cond
 
 
 def _is_dmatrix(X) -> bool:
@@ -99,6 +164,7 @@ class XGBoostAdapter(Adapter):
     """
 
     source = "xgboost"
+    split_rule = SPLIT_RULE
 
     def __init__(self, model):
         import xgboost as xgb
@@ -179,9 +245,11 @@ class XGBoostAdapter(Adapter):
             base = np.log(base)
         self._base = base
 
+        self.labels = _decode_categories(
+            model_json.get("cats", {}), self.n_features_in, self.feature_names)
         blocks = []
         for t in range(n_trees):
-            struct, values = _tree_structure(trees[t])
+            struct, values = _tree_structure(trees[t], self.labels)
             scale = 1.0 if weight_drop is None else float(weight_drop[t])
             # pred_leaf columns follow the order of the JSON trees
             # (round x class x parallel tree).
@@ -219,6 +287,9 @@ class XGBoostAdapter(Adapter):
             return np.full(n, self._base[0])
         return np.tile(self._base, (n, 1))
 
+    def constant_baseline(self):
+        return np.array(self._base[:self.n_outputs], dtype=np.float64)
+
     def predict_raw(self, X):
         if self.wrapper is not None and not _is_dmatrix(X):
             out = self.wrapper.predict(X, output_margin=True, iteration_range=self.iteration_range)
@@ -230,3 +301,30 @@ class XGBoostAdapter(Adapter):
         if self.n_outputs == 1:
             return out.reshape(-1)
         return out.reshape(out.shape[0], self.n_outputs)
+
+    def library_input(self, X):
+        """``X`` as the numbers XGBoost's trees compare.
+
+        A scipy sparse matrix becomes a dense float64 array with NaN (missing)
+        where no entry is stored; a DataFrame with columns XGBoost re-codes by
+        label becomes float64 codes (a category XGBoost was not fitted with
+        reads as the next training category in sorted order, and is an error
+        after the last one, as in XGBoost 3.2).  Anything else is returned as is.
+        """
+        if sp.issparse(X):
+            csr = sp.csr_matrix(X, copy=True)
+            csr.sum_duplicates()
+            dense = np.full(csr.shape, np.nan)
+            rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+            dense[rows, csr.indices] = csr.data
+            return dense
+        if not self.labels or not hasattr(X, "iloc"):
+            return X
+        out = np.empty(X.shape, dtype=np.float64)
+        for j in range(X.shape[1]):
+            labels = self.labels.get(j)
+            if labels:
+                out[:, j] = coded_column(X, j, labels, unseen="next")
+            else:
+                out[:, j] = column_as_float(X, j)
+        return out

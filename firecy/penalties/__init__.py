@@ -1,11 +1,27 @@
-"""Penalties: the contract the solver talks to, and the penalties firecy ships."""
-from firecy.penalties._base import Penalty, PythonPenalty
+"""Penalties: the contract the solver talks to, and the penalties firecy ships.
+
+``base.pxd`` is the public Cython header of the contract (``Penalty``,
+declared in ``_abi1``, the module named after its ABI version);
+``_python`` wraps penalties written in Python (``PythonPenalty``);
+``_separable`` holds L1 and MCP, on the scalar functions of
+``_sparsity.pxd``; ``_fusion`` the fusion penalties; ``_group_l0`` group-L0
+over trees; ``tv`` the 1-D fused lasso solvers the fusion prox uses;
+``_rules`` the penalties on per-rule data (rule lengths, each tree's node
+hierarchy), written on the public header only, as a third party would;
+``_registry`` penalties by name. What each penalty computes is stated in
+docs/objective.rst, how to write one in docs/writing_penalties.rst.
+"""
+from firecy.penalties._abi1 import ABI_VERSION, Penalty
+from firecy.penalties._python import PythonPenalty
 from firecy.penalties._separable import L1, MCP
-from firecy.penalties._fused_lasso import fused_lasso, fused_lasso_weighted
-from firecy.penalties._fusion import Fusion, FusedPenalty, GroupL0, L1Fusion, MCPFusion
+from firecy.penalties.tv import fused_lasso, fused_lasso_weighted
+from firecy.penalties._fusion import Fusion, FusedPenalty, L1Fusion, MCPFusion
+from firecy.penalties._group_l0 import GroupL0
+from firecy.penalties._rules import HierarchicalGroup, LengthWeightedL1
 from firecy.penalties._registry import (
     as_penalty,
     available_penalties,
+    bind_ensemble,
     make_penalty,
     register_penalty,
 )
@@ -20,12 +36,16 @@ __all__ = [
     "L1Fusion",
     "MCPFusion",
     "GroupL0",
+    "LengthWeightedL1",
+    "HierarchicalGroup",
     "fused_lasso",
     "fused_lasso_weighted",
     "as_penalty",
     "available_penalties",
+    "bind_ensemble",
     "make_penalty",
     "register_penalty",
+    "ABI_VERSION",
 ]
 
 
@@ -38,10 +58,12 @@ def _builtin(sparsity):
         return GroupL0(pen, group_l0) if group_l0 else pen
     factory.__name__ = f"make_{sparsity}"
     factory.__doc__ = (
-        f"The {sparsity.upper()} penalty, with fusion (lambda_f / lambda_s) and "
-        "group-L0 (lambda_0) on top when those are nonzero.")
+        f"The {sparsity.upper()} penalty (sparsity strength ``lam``), with fusion "
+        "(ratio ``fusion``) and group-L0 (``group_l0``) on top when those are nonzero.")
     return factory
 
 
 register_penalty("l1", _builtin("l1"))
 register_penalty("mcp", _builtin("mcp"))
+register_penalty("length_l1", LengthWeightedL1)
+register_penalty("hierarchical", HierarchicalGroup)

@@ -1,12 +1,16 @@
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Penalty
 
 
-# Fusion within a block plus an L1 (gamma <= 0) or curvature-scaled MCP
-# (gamma > 0) sparsity term: lam1 = l1_scale * lam, lam_f = fusion_scale * lam.
+# Fusion within a block plus a sparsity term: lam |w| (gamma == 0) or the
+# curvature-scaled MCP (gamma > 0), none when has_sparsity is False (then
+# lam scales the fusion term alone). The fusion strength is
+# lam_fusion() = fusion * lam.
 cdef class FusedPenalty(Penalty):
-    cdef public double l1_scale, fusion_scale, gamma
-    cdef double lam1(self) noexcept nogil
-    cdef double lam_tv(self) noexcept nogil
+    cdef public double fusion, gamma
+    cdef public bint has_sparsity
+    cdef double lam_fusion(self) noexcept nogil
+    cdef double _lam_sparsity(self) noexcept nogil
+    cdef double _curvature(self, const double* curv, Py_ssize_t j) noexcept nogil
 
 
 cdef class Fusion(FusedPenalty):
@@ -19,10 +23,3 @@ cdef class L1Fusion(FusedPenalty):
 
 cdef class MCPFusion(FusedPenalty):
     pass
-
-
-# lam0 for every block with a nonzero weight, on top of ``inner``
-cdef class GroupL0(Penalty):
-    cdef public Penalty inner
-    cdef public double lam0
-    cdef bint any_nonzero(self, const double* w, Py_ssize_t n) noexcept nogil

@@ -1,38 +1,37 @@
-"""Fusion within a tree, alone or with L1 / MCP, and group-L0 over trees.
+"""Fusion within a tree, alone or with L1 / MCP.
 
-Fusion (papers/000 eq. 6-7): ``lam_f * sum_{j>0} |w_j - w_{j-1}|`` over the
-leaves of one tree in left-to-right order (never across trees), so leaves
-that share parents are pulled together.
+Fusion is ``lam_fusion * sum_{j>0} |w_j - w_{j-1}|`` over the leaves of one
+tree in left-to-right order (never across trees), so leaves that share
+parents are pulled together; ``lam_fusion = fusion * lam``:
 
-    Fusion(lam)                         lam_f = lam, no sparsity term
-    L1Fusion(lam, fusion_ratio)         lam |w| + fusion_ratio * lam * TV(w)
-    MCPFusion(lam, gamma, fusion_ratio) MCP(w; lam, gamma) + fusion_ratio * lam * TV(w)
+    Fusion(lam)                         lam_fusion = lam, no sparsity term
+    L1Fusion(lam, fusion)         lam |w| + fusion * lam * TV(w)
+    MCPFusion(lam, gamma, fusion) MCP(w; lam, gamma) + fusion * lam * TV(w)
 
 The prox (the exact block minimisation of the engine) is
 ``argmin_x sum_j step_j/2 (x_j - z_j)^2 + penalty(x)``:
 
 * all ``step_j`` equal and L1 (or no sparsity term): the unweighted fused
   lasso (Condat's direct algorithm) followed by soft-thresholding, which is
-  exact in this case only (papers/001 C.3);
+  exact in this case only (FIRE supplement, Liu & Mazumder, KDD 2023,
+  section C.3);
 * otherwise (tree blocks: step_j = a_j differ per leaf; or MCP): the
   weighted dynamic programme, which solves the whole problem exactly: with
   firecy's curvature-scaled MCP each element's loss stays convex, so the
   block problem is convex and the DP's answer is its global minimiser. (The
   paper's thresholding of the fused solution is only stationary for MCP.)
 
-GroupL0(inner, lam0) adds ``lam0`` for every tree with a nonzero weight
-(papers/003 section D): the block update keeps the inner minimiser only if it
-beats the zero block by more than lam0, and blocks are scored by the
-decrease an update achieves (the direction vector means nothing for L0).
+The terms are stated in docs/objective.rst.
 """
 from libc.math cimport fabs, fmax, fmin, copysign, INFINITY
 from libc.stdlib cimport malloc, free
 
-from firecy.penalties._base cimport Penalty, prox_decrease
-from firecy.penalties._separable cimport soft_threshold, mcp_value_1d, mcp_subdiff_1d
-from firecy.penalties._fused_lasso cimport (
-    fused_lasso_1d, fused_lasso_1d_work_size, fused_lasso_dp, fused_lasso_dp_l1,
-    fused_lasso_dp_l1_work_size, fused_lasso_dp_work_size)
+from firecy.penalties.base cimport Block, Penalty
+from firecy.penalties._sparsity cimport (
+    mcp_quadratic_1d, mcp_subdiff_1d, mcp_value_1d, soft_threshold)
+from firecy.penalties.tv._condat cimport fused_lasso_1d, fused_lasso_1d_work_size
+from firecy.penalties.tv._dp cimport (
+    fused_lasso_dp, fused_lasso_dp_l1, fused_lasso_dp_l1_work_size, fused_lasso_dp_work_size)
 
 
 cdef inline void sub_interval(double x, double scale, double* lo, double* hi) noexcept nogil:
@@ -46,24 +45,24 @@ cdef inline void sub_interval(double x, double scale, double* lo, double* hi) no
         hi[0] = scale
 
 
-cdef bint zero_is_stationary(const double* grad, Py_ssize_t n, double lam1,
-                             double lam_tv) noexcept nogil:
-    """Whether -grad = u + D^T v with |u_j| <= lam1, |v_k| <= lam_tv.
+cdef bint zero_is_stationary(const double* grad, Py_ssize_t n, double lam,
+                             double lam_fusion) noexcept nogil:
+    """Whether -grad = u + D^T v with |u_j| <= lam, |v_k| <= lam_fusion.
 
     With partial sums G_k = -sum_{j<k} grad_j and U_k of u, the fusion
     multipliers are v_k = U_k - G_k, so feasibility is a walk: U moves by at
-    most lam1 per step, stays within lam_tv of G_k inside the block and ends
+    most lam per step, stays within lam_fusion of G_k inside the block and ends
     exactly at G_n. Track the interval of reachable U_k.
     """
     cdef double lo = 0.0, hi = 0.0, G = 0.0
     cdef Py_ssize_t k
     for k in range(n):
         G -= grad[k]
-        lo -= lam1
-        hi += lam1
+        lo -= lam
+        hi += lam
         if k < n - 1:
-            lo = fmax(lo, G - lam_tv)
-            hi = fmin(hi, G + lam_tv)
+            lo = fmax(lo, G - lam_fusion)
+            hi = fmin(hi, G + lam_fusion)
             if lo > hi:
                 return False
     return lo <= G <= hi
@@ -72,7 +71,7 @@ cdef bint zero_is_stationary(const double* grad, Py_ssize_t n, double lam1,
 cdef double pure_fusion_lambda_max(const double* grad, Py_ssize_t n,
                                    double scale) noexcept nogil:
     """Without a sparsity term, 0 is stationary iff the gradient sums to 0
-    (the block's level is unpenalised) and lam_f >= max_k |G_k|."""
+    (the block's level is unpenalised) and lam_fusion >= max_k |G_k|."""
     cdef double G = 0.0, m = 0.0
     cdef Py_ssize_t k
     for k in range(n - 1):
@@ -87,34 +86,38 @@ cdef double pure_fusion_lambda_max(const double* grad, Py_ssize_t n,
 cdef class FusedPenalty(Penalty):
     """Base of the fusion penalties: sparsity term plus fusion within a block.
 
-    ``lam1 = l1_scale * lam``, ``lam_f = fusion_scale * lam``, MCP when
-    ``gamma > 0`` (concavity scaled by curvature, as :class:`MCP`).
+    The sparsity term is ``lam |w_j|`` (``gamma == 0``) or the curvature-
+    scaled MCP of :class:`MCP` (``gamma > 0``), absent when ``has_sparsity``
+    is False; the fusion term is ``lam_fusion() = fusion * lam`` times
+    the block's total variation.
     """
 
-    cdef double lam1(self) noexcept nogil:
-        return self.l1_scale * self.lam
+    cdef double lam_fusion(self) noexcept nogil:
+        return self.fusion * self.lam
 
-    cdef double lam_tv(self) noexcept nogil:
-        return self.fusion_scale * self.lam
+    cdef inline double _lam_sparsity(self) noexcept nogil:
+        # lam for the sparsity term: 0 without one (Fusion alone)
+        return self.lam if self.has_sparsity else 0.0
 
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
-        cdef double total = 0.0, tv = 0.0, lam1 = self.lam1()
-        cdef Py_ssize_t j
+    cdef inline double _curvature(self, const double* curv, Py_ssize_t j) noexcept nogil:
+        # MCP reads the coordinate's curvature; L1 is MCP at curvature 0
+        return curv[j] if self.gamma > 0.0 else 0.0
+
+    cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
+        cdef double total = 0.0, tv = 0.0, lam = self._lam_sparsity()
+        cdef const double* curv = blk.curv
+        cdef Py_ssize_t j, n = blk.n
         for j in range(n):
-            if self.gamma > 0.0:
-                total += mcp_value_1d(w[j], lam1, self.gamma, curv[j])
-            else:
-                total += lam1 * fabs(w[j])
+            total += mcp_value_1d(w[j], lam, self.gamma, self._curvature(curv, j))
             if j > 0:
                 tv += fabs(w[j] - w[j - 1])
-        return total + self.lam_tv() * tv
+        return total + self.lam_fusion() * tv
 
-    cdef int prox(self, const double* z, const double* step,
-                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
+    cdef int prox(self, const Block* blk, const double* z, const double* step,
+                  double* out) except -1 nogil:
+        cdef Py_ssize_t j, n = blk.n
         cdef bint equal_steps = True
-        cdef double c = step[0], lam1 = self.lam1(), lam_tv = self.lam_tv()
+        cdef double c = step[0], lam = self._lam_sparsity(), lam_fusion = self.lam_fusion()
         cdef double* work
         cdef int status
         for j in range(1, n):
@@ -132,17 +135,17 @@ cdef class FusedPenalty(Penalty):
             with gil:
                 raise MemoryError()
         if unweighted:
-            # TV prox then soft-thresholding is exact here (papers/001 C.3);
+            # TV prox then soft-thresholding is exact here (module docstring);
             # the workspace lets Condat's algorithm hand over to the DP on
             # its rare quadratic cases
-            status = fused_lasso_1d(z, n, lam_tv / c, out, work)
-            if status == 0 and lam1 > 0.0:
+            status = fused_lasso_1d(z, n, lam_fusion / c, out, work)
+            if status == 0 and lam > 0.0:
                 for j in range(n):
-                    out[j] = soft_threshold(out[j], lam1 / c)
+                    out[j] = soft_threshold(out[j], lam / c)
         elif self.gamma <= 0.0:
-            status = fused_lasso_dp_l1(z, step, n, lam_tv, lam1, out, work)
+            status = fused_lasso_dp_l1(z, step, n, lam_fusion, lam, out, work)
         else:
-            status = fused_lasso_dp(z, step, n, lam_tv, lam1, self.gamma, curv, out, work)
+            status = fused_lasso_dp(z, step, n, lam_fusion, lam, self.gamma, blk.curv, out, work)
         free(work)
         if status != 0:
             with gil:
@@ -151,40 +154,37 @@ cdef class FusedPenalty(Penalty):
                     "step * gamma < curvature, or an invalid penalty level)")
         return 0
 
-    cdef int subdiff(self, const double* w, const double* curv,
-                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t j
-        cdef double a_lo, a_hi, b_lo, b_hi, lam1 = self.lam1(), lam_tv = self.lam_tv()
+    cdef int subdiff(self, const Block* blk, const double* w, double* lo,
+                     double* hi) except -1 nogil:
+        cdef const double* curv = blk.curv
+        cdef Py_ssize_t j, n = blk.n
+        cdef double a_lo, a_hi, b_lo, b_hi
+        cdef double lam = self._lam_sparsity(), lam_fusion = self.lam_fusion()
         for j in range(n):
-            if self.gamma > 0.0:
-                mcp_subdiff_1d(w[j], lam1, self.gamma, curv[j], &lo[j], &hi[j])
-            else:
-                sub_interval(w[j], lam1, &lo[j], &hi[j])
-            if j > 0:   # + lam_f sub(w_j - w_{j-1})
-                sub_interval(w[j] - w[j - 1], lam_tv, &a_lo, &a_hi)
+            mcp_subdiff_1d(w[j], lam, self.gamma, self._curvature(curv, j), &lo[j], &hi[j])
+            if j > 0:   # + lam_fusion sub(w_j - w_{j-1})
+                sub_interval(w[j] - w[j - 1], lam_fusion, &a_lo, &a_hi)
                 lo[j] += a_lo
                 hi[j] += a_hi
-            if j < n - 1:   # - lam_f sub(w_{j+1} - w_j)
-                sub_interval(w[j + 1] - w[j], lam_tv, &b_lo, &b_hi)
+            if j < n - 1:   # - lam_fusion sub(w_{j+1} - w_j)
+                sub_interval(w[j + 1] - w[j], lam_fusion, &b_lo, &b_hi)
                 lo[j] -= b_hi
                 hi[j] -= b_lo
         return 0
 
-    cdef double lambda_max(self, const double* grad, const double* curv,
-                           Py_ssize_t n) except? -1 nogil:
+    cdef double lambda_max(self, const Block* blk, const double* grad) except? -1 nogil:
         """Smallest lam with 0 stationary, by bisection on the walk test."""
         cdef double lo = 0.0, hi = 0.0, mid
-        cdef Py_ssize_t j, it
+        cdef Py_ssize_t j, it, n = blk.n
         for j in range(n):
             hi = fmax(hi, fabs(grad[j]))
         if hi == 0.0:
             return 0.0
-        if self.l1_scale == 0.0:
-            return pure_fusion_lambda_max(grad, n, hi) / self.fusion_scale
-        hi = hi / self.l1_scale
+        if not self.has_sparsity:
+            return pure_fusion_lambda_max(grad, n, hi) / self.fusion
         for it in range(100):
             mid = 0.5 * (lo + hi)
-            if zero_is_stationary(grad, n, self.l1_scale * mid, self.fusion_scale * mid):
+            if zero_is_stationary(grad, n, mid, self.fusion * mid):
                 hi = mid
             else:
                 lo = mid
@@ -192,12 +192,13 @@ cdef class FusedPenalty(Penalty):
                 break
         return hi
 
-    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
-                                 Py_ssize_t* group, double* grad, double* hess,
-                                 Py_ssize_t n) except -1 nogil:
+    cdef Py_ssize_t local_groups(self, const Block* blk, const double* w, Py_ssize_t* group,
+                                 double* grad, double* hess) except -1 nogil:
         """Segments of equal weights move together; zero segments stay."""
-        cdef Py_ssize_t start = 0, end, j, n_groups = 0
-        cdef double v, g, h, lam1 = self.lam1(), lam_tv = self.lam_tv()
+        cdef const double* curv = blk.curv
+        cdef Py_ssize_t start = 0, end, j, n_groups = 0, n = blk.n
+        cdef double v, g, h, dg, dh
+        cdef double lam = self._lam_sparsity(), lam_fusion = self.lam_fusion()
         while start < n:
             v = w[start]
             end = start + 1
@@ -211,16 +212,13 @@ cdef class FusedPenalty(Penalty):
                 h = 0.0
                 for j in range(start, end):
                     group[j] = n_groups
-                    if self.gamma > 0.0 and curv[j] > 0.0:
-                        if fabs(v) <= self.gamma * lam1 / curv[j]:
-                            g += copysign(lam1, v) - curv[j] * v / self.gamma
-                            h -= curv[j] / self.gamma
-                    else:
-                        g += copysign(lam1, v)
-                if start > 0:      # + lam_f |v - w_left|
-                    g += copysign(lam_tv, v - w[start - 1])
-                if end < n:        # + lam_f |w_right - v|
-                    g -= copysign(lam_tv, w[end] - v)
+                    mcp_quadratic_1d(v, lam, self.gamma, self._curvature(curv, j), &dg, &dh)
+                    g += dg
+                    h += dh
+                if start > 0:      # + lam_fusion |v - w_left|
+                    g += copysign(lam_fusion, v - w[start - 1])
+                if end < n:        # + lam_fusion |w_right - v|
+                    g -= copysign(lam_fusion, w[end] - v)
                 grad[n_groups] = g
                 hess[n_groups] = h
                 n_groups += 1
@@ -228,8 +226,8 @@ cdef class FusedPenalty(Penalty):
         return n_groups
 
     def _repr_params(self):
-        return (f"lam={self.lam!r}, l1_scale={self.l1_scale!r}, "
-                f"fusion_scale={self.fusion_scale!r}, gamma={self.gamma!r}")
+        return (f"lam={self.lam!r}, fusion={self.fusion!r}, "
+                f"has_sparsity={self.has_sparsity!r}, gamma={self.gamma!r}")
 
 
 cdef class Fusion(FusedPenalty):
@@ -238,17 +236,17 @@ cdef class Fusion(FusedPenalty):
     Parameters
     ----------
     lam : float, default=1.0
-        lambda_f, non-negative. The level of a block is not penalised, so
+        The fusion strength (λ_f; there is no sparsity term, so the
+        path parameter scales the fusion term: ``fusion`` is 1),
+        non-negative. The level of a block is not penalised, so
         ``lambda_max`` is infinite unless the gradient sums to zero.
     """
 
     def __init__(self, double lam=1.0):
         Penalty.__init__(self, lam)
-        self.l1_scale = 0.0
-        self.fusion_scale = 1.0
+        self.has_sparsity = False
+        self.fusion = 1.0
         self.gamma = 0.0
-        self.is_convex = True
-        self.is_separable = False
 
     def _repr_params(self):
         return f"lam={self.lam!r}"
@@ -257,185 +255,61 @@ cdef class Fusion(FusedPenalty):
         return (Fusion, (self.lam,))
 
 
+cdef _set_fusion(FusedPenalty pen, double fusion):
+    if not fusion >= 0.0:
+        raise ValueError(f"fusion must be non-negative, got {fusion!r}")
+    pen.has_sparsity = True
+    pen.fusion = fusion
+
+
 cdef class L1Fusion(FusedPenalty):
-    """``lam * sum_j |w_j| + fusion_ratio * lam * sum_{j>0} |w_j - w_{j-1}|``.
+    """``lam * sum_j |w_j| + fusion * lam * sum_{j>0} |w_j - w_{j-1}|``.
 
     Parameters
     ----------
     lam : float, default=1.0
-        lambda_s, non-negative.
-    fusion_ratio : float, default=0.5
-        lambda_f / lambda_s, non-negative.
+        Sparsity strength (λ_s), non-negative.
+    fusion : float, default=0.5
+        λ_f / λ_s, non-negative (the same as ``FIRERegressor``'s ``fusion``).
     """
 
-    def __init__(self, double lam=1.0, double fusion_ratio=0.5):
+    def __init__(self, double lam=1.0, double fusion=0.5):
         Penalty.__init__(self, lam)
-        if not fusion_ratio >= 0.0:
-            raise ValueError(f"fusion_ratio must be non-negative, got {fusion_ratio!r}")
-        self.l1_scale = 1.0
-        self.fusion_scale = fusion_ratio
+        _set_fusion(self, fusion)
         self.gamma = 0.0
-        self.is_convex = True
-        self.is_separable = False
-
-    @property
-    def fusion_ratio(self):
-        return self.fusion_scale
 
     def _repr_params(self):
-        return f"lam={self.lam!r}, fusion_ratio={self.fusion_scale!r}"
+        return f"lam={self.lam!r}, fusion={self.fusion!r}"
 
     def __reduce__(self):
-        return (L1Fusion, (self.lam, self.fusion_scale))
+        return (L1Fusion, (self.lam, self.fusion))
 
 
 cdef class MCPFusion(FusedPenalty):
     """Curvature-scaled MCP plus fusion within each tree.
 
-    ``sum_j MCP_j(w_j; lam, gamma) + fusion_ratio * lam * sum_{j>0} |w_j - w_{j-1}|``
+    ``sum_j MCP_j(w_j; lam, gamma) + fusion * lam * sum_{j>0} |w_j - w_{j-1}|``
     with MCP_j as in :class:`MCP`.
 
     Parameters
     ----------
     lam : float, default=1.0
-        lambda_s, non-negative.
+        Sparsity strength (λ_s), non-negative.
     gamma : float, default=3.0
         Concavity, > 1.
-    fusion_ratio : float, default=0.5
-        lambda_f / lambda_s, non-negative.
+    fusion : float, default=0.5
+        λ_f / λ_s, non-negative (the same as ``FIRERegressor``'s ``fusion``).
     """
 
-    def __init__(self, double lam=1.0, double gamma=3.0, double fusion_ratio=0.5):
+    def __init__(self, double lam=1.0, double gamma=3.0, double fusion=0.5):
         Penalty.__init__(self, lam)
         if not gamma > 1.0:
             raise ValueError(f"MCP needs gamma > 1, got gamma={gamma!r}")
-        if not fusion_ratio >= 0.0:
-            raise ValueError(f"fusion_ratio must be non-negative, got {fusion_ratio!r}")
-        self.l1_scale = 1.0
-        self.fusion_scale = fusion_ratio
+        _set_fusion(self, fusion)
         self.gamma = gamma
-        self.is_convex = False
-        self.is_separable = False
-
-    @property
-    def fusion_ratio(self):
-        return self.fusion_scale
 
     def _repr_params(self):
-        return f"lam={self.lam!r}, gamma={self.gamma!r}, fusion_ratio={self.fusion_scale!r}"
+        return f"lam={self.lam!r}, gamma={self.gamma!r}, fusion={self.fusion!r}"
 
     def __reduce__(self):
-        return (MCPFusion, (self.lam, self.gamma, self.fusion_scale))
-
-
-cdef class GroupL0(Penalty):
-    """Group-L0 over trees on top of an inner penalty.
-
-    ``inner(w) + lam0 * #{trees t : w_t != 0}``. The path parameter ``lam``
-    is the inner penalty's (lambda_s); ``lam0`` has its own path
-    (:func:`firecy.solver.group_l0_path`).
-
-    Parameters
-    ----------
-    inner : Penalty
-        E.g. ``L1(lam)``, ``MCP(lam, gamma)``, ``MCPFusion(...)``; a
-        penalty with ``lam = 0`` gives group-L0 alone.
-    lam0 : float, default=1.0
-        Price of every tree that keeps a rule, non-negative.
-    """
-    def __init__(self, Penalty inner, double lam0=1.0):
-        Penalty.__init__(self, inner.lam)
-        if not lam0 >= 0.0:
-            raise ValueError(f"lam0 must be non-negative, got {lam0!r}")
-        self.inner = inner
-        self.lam0 = lam0
-        self.is_convex = False
-        self.is_separable = False
-        self.score_is_decrease = True
-
-    cdef bint any_nonzero(self, const double* w, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t j
-        for j in range(n):
-            if w[j] != 0.0:
-                return True
-        return False
-
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
-        self.inner.lam = self.lam
-        return self.inner.value(w, curv, n) + (self.lam0 if self.any_nonzero(w, n) else 0.0)
-
-    cdef int prox(self, const double* z, const double* step,
-                  const double* curv, double* out, Py_ssize_t n) except -1 nogil:
-        cdef double keep = 0.0, drop = 0.0, d
-        cdef Py_ssize_t j
-        cdef double* zero
-        self.inner.lam = self.lam
-        self.inner.prox(z, step, curv, out, n)
-        if not self.any_nonzero(out, n):
-            return 0
-        # keep the inner minimiser only if it beats the zero block by lam0
-        for j in range(n):
-            d = out[j] - z[j]
-            keep += 0.5 * step[j] * d * d
-            drop += 0.5 * step[j] * z[j] * z[j]
-        keep += self.inner.value(out, curv, n) + self.lam0
-        zero = <double*> malloc(n * sizeof(double))
-        if zero == NULL:
-            with gil:
-                raise MemoryError()
-        for j in range(n):
-            zero[j] = 0.0
-        drop += self.inner.value(zero, curv, n)
-        free(zero)
-        if keep >= drop:
-            for j in range(n):
-                out[j] = 0.0
-        return 0
-
-    cdef int subdiff(self, const double* w, const double* curv,
-                     double* lo, double* hi, Py_ssize_t n) except -1 nogil:
-        self.inner.lam = self.lam
-        return self.inner.subdiff(w, curv, lo, hi, n)
-
-    cdef double lambda_max(self, const double* grad, const double* curv,
-                           Py_ssize_t n) except? -1 nogil:
-        self.inner.lam = self.lam
-        return self.inner.lambda_max(grad, curv, n)
-
-    cdef double block_score(self, const double* w, const double* grad,
-                            const double* step, const double* curv,
-                            double* work, Py_ssize_t n) except? -1 nogil:
-        return prox_decrease(self, w, grad, step, curv, work, n)
-
-    cdef int local_quadratic(self, const double* w, const double* curv,
-                             double* grad, double* hess, Py_ssize_t n) except -1 nogil:
-        # lam0 is constant while the block stays nonzero
-        self.inner.lam = self.lam
-        return self.inner.local_quadratic(w, curv, grad, hess, n)
-
-    cdef Py_ssize_t local_groups(self, const double* w, const double* curv,
-                                 Py_ssize_t* group, double* grad, double* hess,
-                                 Py_ssize_t n) except -1 nogil:
-        self.inner.lam = self.lam
-        return self.inner.local_groups(w, curv, group, grad, hess, n)
-
-    def lam0_max_of(self, grad, curvature):
-        """The smallest lam0 at which no block leaves zero (the lam0 path's
-        start): the largest decrease a block update achieves from w = 0."""
-        import numpy as np
-        grad = np.asarray(grad, dtype=np.float64)
-        saved = self.lam0
-        self.lam0 = 0.0
-        try:
-            return max(0.0, self.block_score_of(np.zeros_like(grad), grad, curvature, curvature))
-        finally:
-            self.lam0 = saved
-
-    def _repr_params(self):
-        return f"{self.inner!r}, lam0={self.lam0!r}"
-
-    def __reduce__(self):
-        inner = self.inner
-        inner.lam = self.lam
-        return (GroupL0, (inner, self.lam0))
+        return (MCPFusion, (self.lam, self.gamma, self.fusion))

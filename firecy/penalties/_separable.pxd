@@ -1,18 +1,17 @@
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport Penalty
 
 
-cdef class L1(Penalty):
+# L1 and MCP share their block loops: the sparsity term lam |w_j| (L1,
+# _gamma == 0) or the curvature-scaled MCP with concavity _gamma (MCP,
+# exposed as ``gamma``).
+cdef class SeparablePenalty(Penalty):
+    cdef double _gamma
+    cdef const double* _scaled(self, const double* curv) noexcept nogil
+
+
+cdef class L1(SeparablePenalty):
     pass
 
 
-cdef class MCP(Penalty):
-    cdef public double gamma
-
-
-# scalar building blocks, shared with the fusion and group penalties
-cdef double soft_threshold(double z, double t) noexcept nogil
-cdef double mcp_value_1d(double w, double lam, double gamma, double curv) noexcept nogil
-cdef double mcp_prox_1d(double z, double step, double lam, double gamma,
-                        double curv) noexcept nogil
-cdef void mcp_subdiff_1d(double w, double lam, double gamma, double curv,
-                         double* lo, double* hi) noexcept nogil
+cdef class MCP(SeparablePenalty):
+    pass

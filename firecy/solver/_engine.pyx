@@ -42,7 +42,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 cimport numpy as cnp
 from firecy.datafits.base cimport Column, Datafit, DatafitState
-from firecy.penalties._base cimport Penalty
+from firecy.penalties.base cimport (
+    Block, PENALTY_SCORE_IS_DECREASE, PENALTY_SEPARABLE, Penalty)
 from firecy.solver._anderson cimport ANDERSON_K, anderson_weights
 from firecy.solver._active_set cimport (ActiveSetQP, QP_CONVERGED, QP_ROUNDS, QP_TOO_LARGE,
                                         QP_FAILED)
@@ -115,6 +116,7 @@ cdef class GreedyBlockCD:
     cdef double pen_total
     cdef double[::1] buf_g, buf_z, buf_x, buf_work
     cdef Penalty penalty
+    cdef const Py_ssize_t[::1] col_index   # 0 .. R-1: a block's columns for the penalty
     # working-set strategy: blocks, their columns, Anderson snapshots
     cdef Py_ssize_t[::1] ws_blocks, ws_ptr, ws_cols
     cdef Py_ssize_t n_ws, n_ws_cols
@@ -130,6 +132,7 @@ cdef class GreedyBlockCD:
     cdef public ActiveSetQP qp
     cdef bint qp_enabled, qp_rows_set
     cdef double[::1] qp_w, qp_lam, qp_save, qp_rows
+    cdef Py_ssize_t[::1] qp_group
     cdef public int n_threads
     cdef public Py_ssize_t n_qp_steps
     cdef public bint use_active_set
@@ -206,6 +209,7 @@ cdef class GreedyBlockCD:
         self.ws_cols = np.zeros(self.R, dtype=np.intp)
         self.snapshots = np.zeros((ANDERSON_K + 1, self.R))
         self.anderson_w = np.zeros(self.R)
+        self.col_index = np.arange(self.R, dtype=np.intp)
         self.qp = None
         self.n_threads = 1
         self.use_active_set = True
@@ -413,6 +417,14 @@ cdef class GreedyBlockCD:
     # ------------------------------------------------------------------
     # the two steps of an iteration
 
+    cdef inline void block_view(self, Py_ssize_t t, Block* blk) noexcept nogil:
+        """Block t (all its columns) as the penalty sees it."""
+        cdef Py_ssize_t lo = self.block_ptr[t]
+        blk.n = self.block_ptr[t + 1] - lo
+        blk.index = t
+        blk.columns = &self.col_index[lo]
+        blk.curv = &self.curv[lo]
+
     cdef inline void block_gradient(self, Py_ssize_t lo, Py_ssize_t hi, double c) noexcept nogil:
         cdef Py_ssize_t j
         for j in range(lo, hi):
@@ -420,14 +432,15 @@ cdef class GreedyBlockCD:
 
     cdef int score_blocks(self) except -1 nogil:
         cdef Py_ssize_t t, lo, hi
+        cdef Block blk
         cdef double c = self.datafit.common_gradient(&self.st)
         for t in range(self.T):
             lo = self.block_ptr[t]
             hi = self.block_ptr[t + 1]
             self.block_gradient(lo, hi, c)
+            self.block_view(t, &blk)
             self.scores[t] = self.penalty.block_score(
-                &self.w[lo], &self.buf_g[0], &self.step[lo], &self.curv[lo],
-                &self.buf_work[0], hi - lo)
+                &blk, &self.w[lo], &self.buf_g[0], &self.step[lo], &self.buf_work[0])
         return 0
 
     cdef int update_block(self, Py_ssize_t t) except -1 nogil:
@@ -436,13 +449,15 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t nb = hi - lo, j
         cdef double delta, new_pen
         cdef bint moved = False
+        cdef Block blk
+        self.block_view(t, &blk)
         self.block_gradient(lo, hi, self.datafit.common_gradient(&self.st))
         for j in range(nb):
             if self.step[lo + j] > 0.0:
                 self.buf_z[j] = self.w[lo + j] - self.buf_g[j] / self.step[lo + j]
             else:
                 self.buf_z[j] = self.w[lo + j]
-        self.penalty.prox(&self.buf_z[0], &self.step[lo], &self.curv[lo], &self.buf_x[0], nb)
+        self.penalty.prox(&blk, &self.buf_z[0], &self.step[lo], &self.buf_x[0])
         for j in range(nb):
             delta = self.buf_x[j] - self.w[lo + j]
             if delta != 0.0:
@@ -450,7 +465,7 @@ cdef class GreedyBlockCD:
                 self.add_to_column(lo + j, delta)
                 self.w[lo + j] = self.buf_x[j]
         if moved:
-            new_pen = self.penalty.value(&self.w[lo], &self.curv[lo], nb)
+            new_pen = self.penalty.value(&blk, &self.w[lo])
             self.pen_total += new_pen - self.block_pen[t]
             self.block_pen[t] = new_pen
             self.flush_rows()
@@ -543,6 +558,11 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t q, j
         cdef double delta, score, old_val = 0.0, new_val
         cdef bint moved = False
+        cdef Block blk
+        blk.n = nb
+        blk.index = self.ws_blocks[k]
+        blk.columns = &self.ws_cols[q0]
+        blk.curv = &self.buf_curv[0]
         for q in range(nb):
             j = self.ws_cols[q0 + q]
             self.buf_g[q] = self.column_gradient(j)
@@ -551,19 +571,18 @@ cdef class GreedyBlockCD:
             self.buf_curv[q] = self.curv[j]
             self.buf_z[q] = (self.w[j] - self.buf_g[q] / self.step[j]
                              if self.step[j] > 0.0 else self.w[j])
-        score = self.penalty.block_score(&self.buf_w[0], &self.buf_g[0], &self.buf_step[0],
-                                         &self.buf_curv[0], &self.buf_work[0], nb)
-        self.penalty.prox(&self.buf_z[0], &self.buf_step[0], &self.buf_curv[0],
-                          &self.buf_x[0], nb)
+        score = self.penalty.block_score(&blk, &self.buf_w[0], &self.buf_g[0],
+                                         &self.buf_step[0], &self.buf_work[0])
+        self.penalty.prox(&blk, &self.buf_z[0], &self.buf_step[0], &self.buf_x[0])
         for q in range(nb):
             delta = self.buf_x[q] - self.buf_w[q]
             if delta != 0.0:
                 if not moved:
-                    old_val = self.penalty.value(&self.buf_w[0], &self.buf_curv[0], nb)
+                    old_val = self.penalty.value(&blk, &self.buf_w[0])
                     moved = True
                 self.move_column(self.ws_cols[q0 + q], self.buf_x[q])
         if moved:
-            new_val = self.penalty.value(&self.buf_x[0], &self.buf_curv[0], nb)
+            new_val = self.penalty.value(&blk, &self.buf_x[0])
             self.pen_total += new_val - old_val
         self.record_objective()
         return score
@@ -588,6 +607,7 @@ cdef class GreedyBlockCD:
         """
         cdef Py_ssize_t r, t, j, lo, hi, added = 0
         cdef bint active, take
+        cdef Block blk
         cdef double g, c = self.datafit.common_gradient(&self.st)
         self.n_ws = 0
         self.n_ws_cols = 0
@@ -607,9 +627,9 @@ cdef class GreedyBlockCD:
                 added += 1
             if not take:
                 continue
-            if self.penalty.is_separable:
-                self.penalty.subdiff(&self.w[lo], &self.curv[lo], &self.lo_buf[0],
-                                     &self.hi_buf[0], hi - lo)
+            if self.penalty.flags & PENALTY_SEPARABLE:
+                self.block_view(t, &blk)
+                self.penalty.subdiff(&blk, &self.w[lo], &self.lo_buf[0], &self.hi_buf[0])
                 for j in range(lo, hi):
                     g = self.gt[j] + c * self.m[j]
                     if (self.w[j] != 0.0 or self.lo_buf[j - lo] + g > 0.0
@@ -628,12 +648,12 @@ cdef class GreedyBlockCD:
 
     cdef double recompute_penalty(self) except? -1 nogil:
         """Penalty of every block (kept in block_pen, for the greedy strategy)."""
-        cdef Py_ssize_t t, lo, hi
+        cdef Py_ssize_t t
+        cdef Block blk
         cdef double total = 0.0
         for t in range(self.T):
-            lo = self.block_ptr[t]
-            hi = self.block_ptr[t + 1]
-            self.block_pen[t] = self.penalty.value(&self.w[lo], &self.curv[lo], hi - lo)
+            self.block_view(t, &blk)
+            self.block_pen[t] = self.penalty.value(&blk, &self.w[self.block_ptr[t]])
             total += self.block_pen[t]
         return total
 
@@ -722,34 +742,49 @@ cdef class GreedyBlockCD:
     # active-set Newton steps (firecy/solver/_active_set.pyx)
 
     cdef int qp_weights(self) except -1 nogil:
-        """The penalty's local model as a weighted L1, lam_j per column:
-        the half-width of the subdifferential at zero for zero weights, the
-        slope sign(w_j) P'(w_j) otherwise, linearising a concave part (MCP:
-        the local linear approximation, a majoriser). Returns 0 if the
-        penalty has no such model here (no local model, a convex curvature,
-        an asymmetric kink)."""
-        cdef Py_ssize_t t, lo, hi, nb, j
+        """The penalty's local model as a weighted L1, lam_j per column.
+
+        A zero weight: the half-width of the subdifferential at zero (it
+        must be symmetric, [-lam_j, lam_j]). A nonzero weight: the slope
+        sign(w_j) P'(w_j) from the penalty's local model (local_groups, one
+        group per nonzero coordinate for a separable penalty), which must
+        have P'' <= 0 there: a linear piece is exact, a concave piece (MCP)
+        is replaced by its tangent, the local linear approximation, which
+        majorises it, so a step that lowers the model lowers F. Returns 0 if
+        the penalty has no such model here (no local model, a convex
+        curvature, an asymmetric kink); the engine then uses coordinate
+        descent."""
+        cdef Py_ssize_t t, lo, hi, nb, j, g, n_groups
         cdef double lam_j
+        cdef Block blk
         for t in range(self.T):
             lo = self.block_ptr[t]
             hi = self.block_ptr[t + 1]
             nb = hi - lo
+            self.block_view(t, &blk)
             for j in range(nb):
                 self.buf_x[j] = 0.0
-            self.penalty.subdiff(&self.buf_x[0], &self.curv[lo], &self.lo_buf[0],
-                                 &self.hi_buf[0], nb)
-            if not self.penalty.local_quadratic(&self.w[lo], &self.curv[lo], &self.buf_g[0],
-                                                &self.buf_z[0], nb):
-                return 0
+            self.penalty.subdiff(&blk, &self.buf_x[0], &self.lo_buf[0], &self.hi_buf[0])
+            n_groups = 0
+            for j in range(nb):
+                if self.w[lo + j] != 0.0:
+                    n_groups = -1
+                    break
+            if n_groups < 0:
+                n_groups = self.penalty.local_groups(&blk, &self.w[lo], &self.qp_group[0],
+                                                     &self.buf_g[0], &self.buf_z[0])
+                if n_groups < 0:
+                    return 0
             for j in range(nb):
                 if self.w[lo + j] == 0.0:
                     lam_j = self.hi_buf[j]
                     if not (isfinite(lam_j) and lam_j >= 0.0 and self.lo_buf[j] == -lam_j):
                         return 0
                 else:
-                    if self.buf_z[j] > 0.0:
+                    g = self.qp_group[j]
+                    if g < 0 or g >= n_groups or self.buf_z[g] > 0.0:
                         return 0
-                    lam_j = self.buf_g[j] if self.w[lo + j] > 0.0 else -self.buf_g[j]
+                    lam_j = self.buf_g[g] if self.w[lo + j] > 0.0 else -self.buf_g[g]
                     if not (isfinite(lam_j) and lam_j >= 0.0):
                         return 0
                 self.qp_lam[lo + j] = lam_j
@@ -873,6 +908,7 @@ cdef class GreedyBlockCD:
         global group of column j (-1: stays at zero), or None if the penalty
         has no local model."""
         cdef Py_ssize_t t, j, lo, hi, n_groups = 0, local
+        cdef Block blk
         cdef Py_ssize_t[::1] group = np.full(self.R, -1, dtype=np.intp)
         grad_arr = np.zeros(self.R)
         hess_arr = np.zeros(self.R)
@@ -886,8 +922,9 @@ cdef class GreedyBlockCD:
                         break
                 else:
                     continue
-                local = self.penalty.local_groups(&self.w[lo], &self.curv[lo], &group[lo],
-                                                  &grad[n_groups], &hess[n_groups], hi - lo)
+                self.block_view(t, &blk)
+                local = self.penalty.local_groups(&blk, &self.w[lo], &group[lo],
+                                                  &grad[n_groups], &hess[n_groups])
                 if local == -2:
                     n_groups = -1
                     break
@@ -939,11 +976,12 @@ cdef class GreedyBlockCD:
         self.record = record_objective
         self.trace_len = 0
         self.trace = np.empty(2 * (max_updates + self.T) + 100 if record_objective else 0)
-        score_tol = -1.0 if penalty.score_is_decrease else (tol * score_scale) ** 2
+        cdef bint score_is_decrease = penalty.flags & PENALTY_SCORE_IS_DECREASE
+        score_tol = -1.0 if score_is_decrease else (tol * score_scale) ** 2
         # the active-set Newton solver takes separable penalties (their local
         # model must also be a weighted L1 at each step: see qp_weights)
-        self.qp_enabled = (not use_greedy and self.use_active_set and penalty.is_separable
-                           and not penalty.score_is_decrease)
+        self.qp_enabled = (not use_greedy and self.use_active_set
+                           and (penalty.flags & PENALTY_SEPARABLE) and not score_is_decrease)
         self.n_threads = max(1, firecy_max_threads())
         if self.qp_enabled and self.qp is None:
             self.qp = ActiveSetQP(self.design, self.st.fit_intercept,
@@ -952,6 +990,7 @@ cdef class GreedyBlockCD:
             self.qp_lam = np.zeros(self.R)
             self.qp_save = np.zeros(self.R)
             self.qp_rows = np.zeros(self.n)
+            self.qp_group = np.zeros(self.max_block, dtype=np.intp)
             self.qp_rows_set = False
         if self.qp is not None:
             self.qp.n_threads = self.n_threads
@@ -959,7 +998,7 @@ cdef class GreedyBlockCD:
             with nogil:
                 self.resync()
                 self.optimise_intercept()
-                if penalty.score_is_decrease:
+                if score_is_decrease:
                     score_tol = tol * fmax(fabs(self.objective()), 1e-300)
                 if use_greedy:
                     self.run(score_tol, obj_tol, grad_tol, max_updates, &n_updates, &converged)
@@ -1015,6 +1054,5 @@ cdef class GreedyBlockCD:
 
 
 cdef class _NullPenalty(Penalty):
-    cdef double value(self, const double* w, const double* curv,
-                      Py_ssize_t n) except? -1 nogil:
+    cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
         return 0.0

@@ -19,7 +19,7 @@ __all__ = ["fire_path", "group_l0_path"]
 def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr=None,
               sample_weight=None, lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,
               fit_intercept=True, tol=1e-6, max_iter=None, progress=None,
-              strategy="working_set"):
+              strategy="working_set", refine_path=False):
     """The regularisation path over the penalty's ``lam``, with warm starts.
 
     Parameters
@@ -41,6 +41,11 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
         Called as ``progress(k, n_points, result)`` after each point.
     strategy : {"working_set", "greedy"}
         See :func:`solve`.
+    refine_path : bool, default=False
+        Where the rule count jumps by more than one between neighbouring
+        points (below ``max_rules``), insert points by bisection in log
+        lambda, warm-started, until every count is visited or the jump is
+        narrower than 1e-3 in log lambda (see ``docs/selection.rst``).
 
     Returns
     -------
@@ -62,8 +67,14 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
     max_updates = check_solver_params(tol, max_iter, problem.design.n_blocks)
     lam_max = problem.lambda_max(template)
     lambdas = _check_grid(lambdas, n_lambdas, eps, lam_max, "lambda")
-    return _warm_path(problem, template, "lam", lambdas, lam_max, max_rules, tol,
+    path = _warm_path(problem, template, "lam", lambdas, lam_max, max_rules, tol,
                       max_updates, progress, strategy)
+    if refine_path:
+        from firecy.solver._refine import refine_jumps
+
+        path = refine_jumps(problem, template, path, max_rules, tol, max_updates,
+                            progress=progress, strategy=strategy)
+    return path
 
 
 def group_l0_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr=None,

@@ -16,8 +16,9 @@ logistic loss).
 import numbers
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from firecy._threads import single_blas_thread
+from firecy._validation import check_sample_weight
 from firecy.datafits import as_datafit
 from firecy.penalties import as_penalty
 from firecy.solver._design import BlockDesign
@@ -40,22 +41,7 @@ def check_y_weights(y, sample_weight, n_samples):
         )
     if not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
-    if sample_weight is None:
-        s = np.full(n_samples, 1.0 / n_samples)
-    else:
-        s = np.asarray(sample_weight, dtype=np.float64)
-        if s.ndim != 1 or s.shape[0] != n_samples:
-            raise ValueError(
-                f"sample_weight has shape {s.shape}, expected ({n_samples},)"
-            )
-        if not np.all(np.isfinite(s)):
-            raise ValueError("sample_weight contains NaN or infinity")
-        if np.any(s < 0):
-            raise ValueError("sample_weight must be non-negative")
-        total = s.sum()
-        if total <= 0:
-            raise ValueError("sample_weight sums to zero")
-        s = np.ascontiguousarray(s / total)
+    s = check_sample_weight(sample_weight, n_samples, normalize=True)
     return y, s
 
 
@@ -136,11 +122,20 @@ class Problem:
         self.score_scale = max(float(np.max(np.abs(self.grad0))), floor) or 1.0
 
     def per_block(self, method):
-        """max over blocks of ``method(grad0_t, curv_t)`` (lambda_max & co.)."""
+        """max over blocks of ``method(grad0_t, curv_t, columns=..., block=t)``
+        (lambda_max & co.)."""
         curv = self.engine.curvature
         ptr = self.design.block_ptr
-        return max(method(self.grad0[ptr[t]:ptr[t + 1]], curv[ptr[t]:ptr[t + 1]])
+        self.check_penalty_fits(getattr(method, "__self__", None))
+        return max(method(self.grad0[ptr[t]:ptr[t + 1]], curv[ptr[t]:ptr[t + 1]],
+                          columns=np.arange(ptr[t], ptr[t + 1]), block=t)
                    for t in range(self.design.n_blocks))
+
+    def check_penalty_fits(self, penalty):
+        """The penalty's own check that its per-column data fits the design."""
+        check = getattr(penalty, "check_blocks", None)
+        if check is not None:
+            check(np.asarray(self.design.block_ptr))
 
     def lambda_max(self, penalty):
         return self.per_block(penalty.lambda_max_of)
@@ -152,10 +147,12 @@ class Problem:
 
     def solve(self, penalty, w, tol, max_updates, record_objective=False, warn=True,
               strategy="working_set"):
+        self.check_penalty_fits(penalty)
         # one BLAS thread: the Newton steps factorise small dense matrices,
         # where OpenBLAS threads on a busy machine cost 100x, and a fixed
-        # summation order keeps results identical on any thread count
-        with threadpool_limits(limits=1, user_api="blas"):
+        # summation order keeps results identical on any thread count;
+        # reference-counted, so that solves in several threads restore it
+        with single_blas_thread():
             out = self.engine.solve(
                 penalty, w, tol, max_updates, self.score_scale, record_objective, warn,
                 strategy)

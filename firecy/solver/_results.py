@@ -52,6 +52,11 @@ class PathResult:
     converged : ndarray of bool, shape (n_points,)
     lambda_max : float
         The smallest lambda at which w = 0 is stationary.
+    inserted : ndarray of bool, shape (n_points,), or None
+        Points added between grid points by ``fire_path(refine_path=True)``.
+    skipped_counts : ndarray of int or None
+        With ``refine_path``: rule counts up to ``max_rules`` that no point
+        has (each inside a jump narrower than the refinement's gap).
     """
 
     lambdas: np.ndarray
@@ -62,6 +67,8 @@ class PathResult:
     n_iter: np.ndarray
     converged: np.ndarray
     lambda_max: float
+    inserted: np.ndarray = None
+    skipped_counts: np.ndarray = None
 
     def __len__(self):
         return len(self.lambdas)

@@ -7,11 +7,10 @@ with curvature bound 1. It implements only the three per-sample methods of
 the contract (``firecy/datafits/base.pxd``); the base class derives the rest.
 """
 from libc.math cimport fabs
-from firecy.datafits.base cimport DATAFIT_API_VERSION, Datafit
+from firecy.datafits.base cimport Datafit
 
 
 cdef class Huber(Datafit):
-    datafit_api_version = DATAFIT_API_VERSION
     cdef public double delta
 
     def __init__(self, double delta=1.0):
@@ -43,8 +42,3 @@ cdef class Huber(Datafit):
         for i in range(n):
             out[i] = 1.0
         return 0
-
-
-cdef class HuberUnversioned(Huber):
-    """Built without declaring the header version: firecy must refuse it."""
-    pass

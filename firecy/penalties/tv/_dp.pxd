@@ -1,32 +1,6 @@
-# One-dimensional fused lasso (total variation) solvers: C-level API.
-#
-# Every function here is plain C: no Python objects, callable without the
-# GIL, and allocation-free (the caller provides the workspace, so a solver
-# that runs once per block update never touches malloc). Sizes are in
-# doubles; pass a buffer of at least ``*_work_size(n)`` doubles, aligned as
-# any double array is. ``out`` may alias the data array (``y`` / ``z``) for
-# in-place solves; it must not alias ``c``, ``a`` or ``work``.
-#
-# Return value: 0 on success, -1 on invalid arguments (n < 0; a penalty
-# level that is negative, NaN or infinite; gamma <= 0 or NaN with a
-# curvature array; an element whose loss is not convex, c_i * gamma < a_i).
-# On -1 the content of ``out`` is unspecified. Data values are not checked
-# (a NaN input gives NaN-ish output, never a crash or an endless loop).
-# No global state is written: concurrent calls on separate buffers are safe.
-
-
-# Unweighted problem, Condat's direct algorithm:
-#     out = argmin_x 1/2 sum_i (x_i - y_i)^2 + lam * sum_{i>0} |x_i - x_{i-1}|
-# Linear time with ``work``: fused_lasso_1d_work_size(n) (= 7n + 6) doubles,
-# only touched if the direct algorithm has taken more than 4 steps per
-# position reached (+256). Its rescans make its worst case quadratic, and
-# smooth signals under heavy fusion do get there (a noisy ramp, n = 5000,
-# lam = 300: 12 steps per element); the rest of the signal is then handed to
-# the dynamic programme, linear in the worst case. ``work`` may be NULL: no
-# fallback, the direct algorithm runs to completion (still exact).
-cdef Py_ssize_t fused_lasso_1d_work_size(Py_ssize_t n) noexcept nogil
-cdef int fused_lasso_1d(const double* y, Py_ssize_t n, double lam,
-                        double* out, double* work) noexcept nogil
+# One-dimensional fused lasso solvers, weighted (Johnson's dynamic
+# programme): C-level API. Conventions (return values, workspace, aliasing,
+# thread safety) as in tv/_condat.pxd.
 
 
 # Weighted problem with an optional L1 term, by Johnson's dynamic programme:
@@ -64,3 +38,10 @@ cdef int fused_lasso_dp(const double* z, const double* c, Py_ssize_t n,
                         double lam_tv, double lam1, double gamma,
                         const double* a, double* out,
                         double* work) noexcept nogil
+
+
+# Internal: the shared core (``c`` NULL: unit weights; ``curv`` NULL: no
+# MCP), with ``first_shift`` added to z_0 (Condat's hand-over).
+cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,
+                   double lam, double lam1, double gamma, const double* curv,
+                   double first_shift, double* out, double* work) noexcept nogil

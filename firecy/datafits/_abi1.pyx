@@ -1,6 +1,7 @@
 """The datafit contract (``Datafit``): generic state-level methods.
 
-The contract itself is ``base.pxd``; the mathematics is in docs/datafits.rst.
+The contract itself is ``_abi1.pxd`` (cimported through the public header
+``base.pxd``); the mathematics is in docs/datafits.rst.
 A subclass implements the per-sample methods (``loss``, ``gradient_hessian``,
 ``curvature_bound``); this module derives the state-level methods the engine
 calls from them, with the raw prediction eta in ``row[0]`` and the weighted
@@ -16,6 +17,8 @@ cimport numpy as cnp
 
 cnp.import_array()
 
+ABI_VERSION = DATAFIT_ABI_VERSION
+
 
 cdef class Datafit:
     """Base class of every datafit: the contract the solver talks to.
@@ -26,8 +29,6 @@ cdef class Datafit:
     :class:`~firecy.datafits.PythonDatafit` (:func:`~firecy.datafits.as_datafit`
     does it). See docs/datafits.rst.
     """
-
-    datafit_api_version = DATAFIT_API_VERSION
 
     def __cinit__(self):
         self.n_rows_used = 2

@@ -1,0 +1,52 @@
+"""The ``firecy`` command line (also ``python -m firecy``).
+
+``firecy demo``
+    Fit a random forest (500 depth-3 trees) on scikit-learn's bundled
+    diabetes data (no network), extract a few rules with FIRE, print them with
+    the test error of the rules, the forest and L1-only selection at the same
+    rule budget, and save two pictures (the rules as partial trees; the
+    regularisation paths).
+``firecy extract DATA.csv --target COLUMN``
+    The same on your CSV file; writes the rules as JSON.
+
+Errors in the input (a missing file or column, text in a numeric column, a
+missing target value, a bad option) print one line, ``firecy: error: ...``,
+on stderr and exit with status 2 (bad option) or 1 (bad data); ``--debug``
+shows the traceback instead.
+
+Modules: ``_parser`` (options), ``_demo`` and ``_extract`` (the commands),
+``_job`` (what both run), ``_output`` (printing and pictures), ``_csv``
+(reading the data), ``_progress`` (progress bar), ``_errors`` (one-line
+errors).
+"""
+import sys
+import time  # noqa: F401 (tests time the progress counter through firecy.cli.time)
+
+from firecy.cli._errors import PROG, CLIError, one_line
+from firecy.cli._parser import build_parser
+from firecy.cli._progress import fit_with_progress as _fit_fire  # noqa: F401
+from firecy.rules._json import rules_json  # noqa: F401 (lives in firecy.rules)
+
+__all__ = ["main", "build_parser"]
+
+
+def main(argv=None):
+    """Run the ``firecy`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CLIError as exc:
+        if args.debug:
+            raise
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, ImportError, MemoryError, OSError) as exc:
+        if args.debug:
+            raise
+        print(f"{PROG}: error: {one_line(exc)} (run with --debug for details)",
+              file=sys.stderr)
+        return 1

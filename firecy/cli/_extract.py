@@ -1,0 +1,70 @@
+"""``firecy extract DATA.csv --target COLUMN``: rules from a model fitted on your data,
+written as JSON, a standalone Python function or a SQL expression (``--format``)."""
+import json
+from pathlib import Path
+
+from firecy.cli._csv import read_csv
+from firecy.cli._errors import CLIError
+from firecy.cli._job import run_job
+from firecy.cli._output import prepare_dir, print_rules, save_pictures
+from firecy.rules._export import rules_python, rules_sql
+from firecy.rules._json import json_value, rules_json
+
+__all__ = ["run_extract"]
+
+
+_DEFAULT_OUTPUT = {"json": "rules.json", "python": "rules.py", "sql": "rules.sql"}
+
+
+def _export_text(fmt, fire, names, doc):
+    """The rules in ``fmt``: the JSON document, a Python function or a SQL expression."""
+    if fmt == "json":
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "python":
+        return rules_python(fire, feature_names=names)
+    return rules_sql(fire, feature_names=names, alias="prediction") + "\n"
+
+
+def run_extract(args):
+    """``firecy extract``."""
+    fmt = getattr(args, "format", "json") or "json"
+    if getattr(args, "output", None) is None:
+        args.output = _DEFAULT_OUTPUT[fmt]
+    X, y = read_csv(args.data, args.target, args.drop)
+    out = Path(args.output)
+    if out.is_dir():
+        raise CLIError(f"--output {args.output} is a directory; give a file name")
+    if not out.parent.exists():
+        raise CLIError(f"--output: the directory {str(out.parent)!r} does not exist")
+    if args.plot_dir:
+        prepare_dir(args.plot_dir)
+    label = {"rf": "random forest", "xgboost": "XGBoost model",
+             "lightgbm": "LightGBM model"}[args.model]
+    res = run_job(X, y, args, label=label)
+    names = list(X.columns)
+    print_rules(res, args, names)
+    summary = {r["name"]: {k: json_value(v) for k, v in r.items() if k != "name"}
+               for r in res["summary"]}
+    doc = rules_json(
+        res["fire"], names, X=res["X_tr"],
+        data=str(args.data), target=args.target, model=args.model, n_trees=args.n_trees,
+        max_depth=args.max_depth, penalty=args.penalty,
+        gamma=args.gamma if args.penalty == "mcp" else None, fusion=res["fusion"],
+        max_rules=args.max_rules, seed=args.seed, test_size=args.test_size,
+        n_train=len(res["y_tr"]), n_test=0 if res["y_te"] is None else len(res["y_te"]),
+    )
+    doc["comparison"] = summary
+    try:
+        text = _export_text(fmt, res["fire"], names, doc)
+    except ValueError as exc:
+        raise CLIError(f"cannot write the rules as {fmt}: {exc}") from None
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print()
+    print(f"saved {out}")
+    if args.plot_dir:
+        for p in save_pictures(res, args.plot_dir, args.max_rules, names):
+            print(f"saved {p}")
+    return 0

@@ -1,0 +1,133 @@
+"""The job both commands run: fit the ensemble, FIRE and L1 selection, and score them."""
+import math
+import time
+
+import numpy as np
+
+from firecy.cli._errors import CLIError
+from firecy.cli._progress import fit_with_progress, status
+
+__all__ = ["run_job", "describe", "describe_selection"]
+
+
+def _make_forest(kind, n_trees, max_depth, seed, n_jobs):
+    if kind == "rf":
+        from sklearn.ensemble import RandomForestRegressor
+
+        return RandomForestRegressor(n_estimators=n_trees, max_depth=max_depth,
+                                     random_state=seed, n_jobs=n_jobs)
+    if kind == "xgboost":
+        try:
+            from xgboost import XGBRegressor
+        except ImportError:
+            raise CLIError(
+                "--model xgboost needs xgboost: pip install 'firecy[xgboost]'") from None
+        return XGBRegressor(n_estimators=n_trees, max_depth=max_depth, learning_rate=0.1,
+                            random_state=seed, n_jobs=n_jobs)
+    try:
+        from lightgbm import LGBMRegressor
+    except ImportError:
+        raise CLIError("--model lightgbm needs lightgbm: pip install 'firecy[lightgbm]'") from None
+    return LGBMRegressor(n_estimators=n_trees, max_depth=max_depth,
+                         num_leaves=2 ** max_depth, learning_rate=0.1, random_state=seed,
+                         n_jobs=n_jobs, verbose=-1)
+
+
+def _make_fire(model, args, penalty, fusion):
+    from firecy.estimators import FIRERegressor
+
+    params = dict(estimator=model, penalty=penalty, fusion=fusion, max_rules=args.max_rules,
+                  n_lambdas=args.n_lambdas, selection=args.selection, cv=args.cv,
+                  one_se=args.one_se,
+                  refine_path=not args.no_refine_path, random_state=args.seed,
+                  n_jobs=args.n_jobs)
+    if penalty == "mcp":
+        params["gamma"] = args.gamma
+    return FIRERegressor(**params)
+
+
+def _mse(y, pred):
+    return float(np.mean((np.asarray(y, dtype=float) - np.asarray(pred, dtype=float)) ** 2))
+
+
+def _r2(y, pred):
+    y = np.asarray(y, dtype=float)
+    ss = float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - float(np.sum((y - np.asarray(pred, dtype=float)) ** 2)) / ss if ss else math.nan
+
+
+def describe(penalty, gamma, fusion):
+    """The penalty in words, e.g. ``"MCP (gamma 1.1) + fusion 0.5"``."""
+    if penalty == "l1":
+        name = "L1 (lasso, RuleFit-style)"
+        return name + (f" + fusion {fusion:g}" if fusion else "")
+    return f"MCP (gamma {gamma:g})" + (f" + fusion {fusion:g}" if fusion else "")
+
+
+def describe_selection(est):
+    """How a fitted FIRE estimator chose its rule set, in one sentence."""
+    path = est.path_
+    how = (f"{est.cv}-fold cross-validation" if est.selection == "cv" and isinstance(est.cv, int)
+           else "cross-validation" if est.selection == "cv"
+           else f"a {est.validation_fraction:.0%} validation split")
+    n_inserted = int(np.sum(path.inserted))
+    text = (f"chosen by {how} among {int(np.sum(path.eligible))} path points with at most "
+            f"{est.max_rules} rules")
+    if n_inserted:
+        text += f" ({n_inserted} inserted where the number of rules jumped)"
+    if est.one_se:
+        text += ", one-standard-error rule"
+    return text
+
+
+def run_job(X, y, args, *, label):
+    """Fit the forest, FIRE and L1 selection; return everything needed to report."""
+    from sklearn.model_selection import train_test_split
+
+    from firecy.rules import count_antecedents
+
+    quiet = args.no_progress
+    if args.one_se and args.selection != "cv":
+        raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
+    # plain arrays: the libraries rename or reject some column names (spaces,
+    # brackets); the rules are printed with the real names
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if args.test_size > 0:
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=args.test_size,
+                                                  random_state=args.seed)
+    else:
+        X_tr, X_te, y_tr, y_te = X, None, y, None
+    forest = _make_forest(getattr(args, "model", "rf"), args.n_trees, args.max_depth,
+                          args.seed, args.n_jobs)
+    t0 = time.perf_counter()
+    status(f"fitting {label}: {args.n_trees} trees of depth {args.max_depth} "
+           f"on {len(y_tr)} rows ...", quiet)
+    forest.fit(X_tr, y_tr)
+    fusion = args.fusion
+    fire = _make_fire(forest, args, args.penalty, fusion)
+    fit_with_progress(fire, X_tr, y_tr,
+                      f"FIRE path, {describe(args.penalty, args.gamma, fusion)}", not quiet)
+    l1 = None
+    if args.penalty != "l1" or fusion:
+        l1 = _make_fire(forest, args, "l1", 0.0)
+        fit_with_progress(l1, X_tr, y_tr, "L1 path (comparison)", not quiet)
+    elapsed = time.perf_counter() - t0
+    res = dict(X_tr=X_tr, X_te=X_te, y_tr=y_tr, y_te=y_te, forest=forest, fire=fire, l1=l1,
+               fusion=fusion, elapsed=elapsed)
+    rows = []
+    for name, est in [("FIRE " + describe(args.penalty, args.gamma, fusion), fire),
+                      ("L1 selection, same budget", l1), (f"full {label}", forest)]:
+        if est is None:
+            continue
+        is_fire = est is fire or est is l1
+        entry = dict(name=name,
+                     n_rules=int(est.n_rules_) if is_fire else int(fire.ensemble_.n_rules),
+                     n_antecedents=(count_antecedents(est.ensemble_, est.coef_)
+                                    if is_fire else None))
+        if X_te is not None:
+            pred = est.predict(X_te)
+            entry.update(test_mse=_mse(y_te, pred), test_r2=_r2(y_te, pred))
+        rows.append(entry)
+    res["summary"] = rows
+    return res

@@ -1,0 +1,83 @@
+"""What the commands print and save: the rules, the comparison table, the pictures."""
+import os
+from pathlib import Path
+
+import numpy as np
+
+from firecy.cli._errors import CLIError
+from firecy.cli._job import describe
+
+__all__ = ["prepare_dir", "print_rules", "summary_text", "save_pictures"]
+
+
+def prepare_dir(out_dir):
+    """Create the output directory (before any work) or fail with one line."""
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(f"cannot create the output directory {str(out_dir)!r}: "
+                       f"{exc.strerror or exc}") from None
+    if not os.access(out_dir, os.W_OK):
+        raise CLIError(f"cannot write to the output directory {str(out_dir)!r}")
+    return out_dir
+
+
+def print_rules(res, args, names):
+    """The extracted rules, then the comparison with the forest and L1 selection."""
+    from firecy.rules import rules_report
+
+    fire = res["fire"]
+    print(f"Rules extracted by FIRE ({fire.n_rules_} rules, "
+          f"{describe(args.penalty, args.gamma, res['fusion'])}, support on training rows):")
+    print(rules_report(fire, feature_names=names, X=res["X_tr"]))
+    print()
+    print(summary_text(res, args.max_rules))
+
+
+def summary_text(res, budget):
+    """The comparison table: rules, antecedents and test error of each model."""
+    lines = []
+    has_test = res["X_te"] is not None
+    head = f"{'model':<36} {'rules':>6} {'antecedents':>11}"
+    if has_test:
+        head += f" {'test MSE':>10} {'test R2':>8}"
+    lines.append(head)
+    for r in res["summary"]:
+        ante = "-" if r["n_antecedents"] is None else str(r["n_antecedents"])
+        line = f"{r['name']:<36} {r['n_rules']:>6} {ante:>11}"
+        if has_test:
+            line += f" {r['test_mse']:>10.4g} {r['test_r2']:>8.3f}"
+        lines.append(line)
+    lines.append(f"(rule budget: at most {budget} rules; test rows: "
+                 f"{0 if not has_test else len(res['y_te'])})")
+    return "\n".join(lines)
+
+
+def _selected_index(est):
+    return int(np.argmin(np.abs(np.asarray(est.path_.lambdas) - est.lambda_)))
+
+
+def save_pictures(res, out_dir, budget, names):
+    """Save rules.png and path.png in ``out_dir``; return their paths."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("pictures skipped: matplotlib is not installed "
+              "(pip install matplotlib, or pip install 'firecy[plot]')")
+        return []
+    from firecy.plotting import plot_path, plot_rules
+
+    out_dir = prepare_dir(out_dir)
+    fire, l1 = res["fire"], res["l1"]
+    fig = plot_rules(fire, feature_names=names, X=res["X_tr"])
+    rules_png = out_dir / "rules.png"
+    fig.savefig(rules_png, dpi=120)
+    fig = plot_path(fire.path_, budget=budget, label=res["summary"][0]["name"],
+                    selected=_selected_index(fire))
+    if l1 is not None:
+        plot_path(l1.path_, ax=fig.axes[0], label="L1 selection", selected=_selected_index(l1))
+    fig.axes[0].set_title("validation error along the regularisation path")
+    path_png = out_dir / "path.png"
+    fig.savefig(path_png, dpi=120)
+    return [rules_png, path_png]

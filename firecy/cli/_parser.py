@@ -1,0 +1,135 @@
+"""The command's options: ``build_parser``, with typed, checked arguments."""
+import argparse
+import math
+
+from firecy.cli._demo import run_demo
+from firecy.cli._errors import PROG
+from firecy.cli._extract import run_extract
+
+__all__ = ["build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line on stderr (exit status 2)."""
+
+    def error(self, message):
+        hint = f" (see '{self.prog} --help')"
+        self.exit(2, f"{PROG}: error: {message}{hint}\n")
+
+
+def _number(name, kind=float, valid=None, requirement=""):
+    """An argparse type: ``kind(text)``, checked by ``valid``."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            noun = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{name} must be {noun}, got {text!r}")
+        if valid is not None and not valid(value):
+            raise argparse.ArgumentTypeError(f"{name} must be {requirement}, got {text}")
+        return value
+
+    return parse
+
+
+def _positive_int(name):
+    return _number(name, int, lambda v: v >= 1, "at least 1")
+
+
+def _add_common(p, *, n_trees=500, max_depth=3):
+    g = p.add_argument_group("rule extraction")
+    g.add_argument("--max-rules", type=_positive_int("--max-rules"), default=14, metavar="N",
+                   help="rule budget: keep at most N rules (default 14, i.e. fewer than "
+                        "15 as in the FIRE paper)")
+    g.add_argument("--penalty", choices=["mcp", "l1"], default="mcp",
+                   help="sparsity penalty (default mcp)")
+    g.add_argument("--gamma", default=1.1,
+                   type=_number("gamma", float, lambda v: math.isfinite(v) and v > 1,
+                                "a number greater than 1"),
+                   help="MCP concavity, > 1; near 1 selects aggressively (default 1.1)")
+    g.add_argument("--fusion", default=0.5,
+                   type=_number("--fusion", float, lambda v: math.isfinite(v) and v >= 0,
+                                "a non-negative number"),
+                   help="fusion strength as a ratio of the sparsity strength "
+                        "(default 0.5; 0 turns it off)")
+    g.add_argument("--n-lambdas", type=_positive_int("--n-lambdas"), default=50, metavar="N",
+                   help="points on the regularisation path (default 50)")
+    g.add_argument("--selection", choices=["cv", "validation"], default="cv",
+                   help="how the rule set is chosen on the path: K-fold cross-validation "
+                        "(default) or one held-out 20%% split (faster, noisier)")
+    g.add_argument("--cv", type=_number("--cv", int, lambda v: v >= 2, "at least 2"),
+                   default=5, metavar="K", help="folds for --selection cv (default 5)")
+    g.add_argument("--one-se", action="store_true",
+                   help="one-standard-error rule: the fewest rules within one standard "
+                        "error of the best cross-validation error")
+    g.add_argument("--no-refine-path", action="store_true",
+                   help="do not bisect the path where the number of rules jumps")
+    g = p.add_argument_group("tree ensemble")
+    g.add_argument("--n-trees", type=_positive_int("--n-trees"), default=n_trees, metavar="N",
+                   help=f"number of trees (default {n_trees})")
+    g.add_argument("--max-depth", type=_positive_int("--max-depth"), default=max_depth,
+                   metavar="D", help=f"depth of the trees (default {max_depth})")
+    g = p.add_argument_group("run")
+    g.add_argument("--seed", type=_number("--seed", int), default=0,
+                   help="random seed (default 0)")
+    g.add_argument("--test-size", default=0.25, metavar="F",
+                   type=_number("--test-size", float, lambda v: 0 <= v < 1, "in [0, 1)"),
+                   help="fraction of rows held out to measure test error (default 0.25)")
+    g.add_argument("--n-jobs", type=_number("--n-jobs", int), default=-1,
+                   help="parallel jobs for the forest and the path (default -1: all cores)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--debug", action="store_true",
+                   help="show the full traceback on errors")
+
+
+def build_parser():
+    """The argparse parser of the ``firecy`` command."""
+    from firecy import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Extract a small, readable set of rules from a tree ensemble "
+                    "with FIRE (Liu & Mazumder, KDD 2023).",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    demo = sub.add_parser(
+        "demo",
+        help="run FIRE on the bundled diabetes data (no download)",
+        description="Fit a random forest on scikit-learn's bundled diabetes data, extract "
+                    "a few rules with FIRE (MCP + light fusion), compare their test error "
+                    "with the forest and with L1-only selection at the same rule budget, "
+                    "and save pictures of the rules and of the paths.",
+    )
+    demo.add_argument("--output-dir", default="firecy_output", metavar="DIR",
+                      help="where to save the PNG pictures (default ./firecy_output)")
+    _add_common(demo)
+    demo.set_defaults(func=run_demo)
+
+    ext = sub.add_parser(
+        "extract",
+        help="extract rules from a model fitted on your CSV file",
+        description="Fit a tree ensemble on a CSV file, extract a few rules with FIRE, "
+                    "print them and write them as JSON.",
+    )
+    ext.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
+    ext.add_argument("--target", required=True, metavar="COLUMN",
+                     help="name of the column to predict (numeric)")
+    ext.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
+                     help="tree ensemble to fit (default rf: random forest)")
+    ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                     help="ignore this column (repeatable), e.g. an identifier or text")
+    # --format (the rules as JSON, a Python function or a SQL expression)
+    ext.add_argument("--format", choices=["json", "python", "sql"], default="json",
+                     help="write the rules as JSON (default), as a standalone Python "
+                          "function, or as a SQL expression")
+    ext.add_argument("--output", default=None, metavar="FILE",
+                     help="file to write the rules to (default rules.json, rules.py or "
+                          "rules.sql, by --format)")
+    ext.add_argument("--plot-dir", default=None, metavar="DIR",
+                     help="also save the pictures (PNG) in DIR")
+    _add_common(ext)
+    ext.set_defaults(func=run_extract)
+    return parser

@@ -1,0 +1,12 @@
+"""scikit-learn estimators that extract rules from tree ensembles (FIRE).
+
+:class:`FIRERegressor` is the estimator for regression. What it shares with
+every FIRE estimator (fitting the ensemble, extracting its rules, selection
+along regularisation paths, the rules table) lives in
+``_base.FIREEstimatorBase``; the selection in ``_selection``, the parameter
+grid in ``_params``, the checks on the given model in ``_model_inspection``.
+"""
+from firecy.estimators._regressor import FIRERegressor
+from firecy.estimators._selection import FIREPath
+
+__all__ = ["FIRERegressor", "FIREPath"]

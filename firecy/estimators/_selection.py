@@ -1,0 +1,265 @@
+"""Model selection along FIRE paths.
+
+Every task here is a plain module-level function of arrays and penalty
+objects, so joblib can ship it to threads, processes or a Dask cluster
+unchanged.  :func:`select_on_paths` runs two stages:
+
+1. one full-data path per grid point (gamma x fusion x group-L0), on the
+   grid's own lambda sequence, stopped after the first point beyond the rule
+   budget, and refined by bisection where the rule count jumps;
+2. one validation task per (fold, grid point): the path on the fold's
+   training rows over the same lambdas (those of stage 1 within the budget,
+   refined points included), scored by a validation loss on the fold's
+   held-out rows.
+
+The selected point has the lowest mean validation loss (or, with the
+one-standard-error rule, the fewest rules within one standard error of it).
+The selected model is the stage-1 solution at the selected lambda: the
+warm-started full-data path is the refit.  The loss is the estimator's
+``_validation_loss``, so the same machinery serves every task.  Every
+design here is a :class:`~firecy.solver.BlockDesign` built from the leaf
+table.  ``docs/selection.rst`` explains the choices and their measurements.
+"""
+import warnings
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+from sklearn.utils.parallel import Parallel, delayed
+
+from firecy.solver import BlockDesign, PathResult, fire_path
+
+__all__ = ["FIREPath", "full_path_task", "fold_errors_task", "weighted_squared_error",
+           "select_on_paths"]
+
+
+@dataclass
+class FIREPath(PathResult):
+    """A regularisation path on the full training data and its validation scores.
+
+    The fields of :class:`firecy.solver.PathResult` (``lambdas``, the values
+    of the penalty's ``lam``, decreasing; ``coefs``, ``intercepts``,
+    ``objectives``, ``n_rules``, ``n_iter`` and ``converged`` at each point,
+    on the full data; ``lambda_max``), plus the following.
+
+    Attributes
+    ----------
+    params : dict
+        The fixed penalty parameters of this path (``gamma``, ``fusion``,
+        ``group_l0``, or ``penalty`` for a user penalty object).
+    validation_error : ndarray of shape (n_points,)
+        The validation loss on the held-out rows (the weighted mean squared
+        error for regression), averaged over the folds (one fold for
+        ``selection="validation"``). ``inf`` for points beyond the rule
+        budget, NaN when no selection was run.
+    validation_error_std : ndarray of shape (n_points,)
+        Standard deviation of the fold errors (0 with a single split).
+    eligible : ndarray of bool, shape (n_points,)
+        Points within the rule budget (a mask: the rule count is not
+        monotone in lambda).
+    inserted : ndarray of bool, shape (n_points,)
+        Points added by path refinement (all False without it).
+    skipped_counts : ndarray of int or None
+        Rule counts up to ``max_rules`` the refined path jumps over (None
+        without refinement).
+
+    Notes
+    -----
+    Dict-style access works too: ``path["lambdas"]``, ``path.keys()``.
+    """
+
+    params: dict = field(default_factory=dict)
+    validation_error: np.ndarray = field(default_factory=lambda: np.empty(0))
+    validation_error_std: np.ndarray = field(default_factory=lambda: np.empty(0))
+    eligible: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+
+    @classmethod
+    def from_path(cls, path, **scores):
+        """A FIREPath with the fields of the solver's ``path`` and ``scores``."""
+        out = cls(**{f.name: getattr(path, f.name) for f in fields(path)}, **scores)
+        if out.inserted is None:
+            out.inserted = np.zeros(len(out), dtype=bool)
+        return out
+
+    def __getitem__(self, key):
+        if not isinstance(key, str) or key.startswith("_") or not hasattr(self, key):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def keys(self):
+        """The names of the fields."""
+        return [f.name for f in fields(self)]
+
+
+def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty,
+                   lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter,
+                   progress=None, refine_path=False):
+    """Stage 1: the path on all training rows (``lambdas=None``: default grid),
+    refined where the rule count jumps if ``refine_path``."""
+    design = BlockDesign.from_leaf_table(leaf_table, leaf_values, block_ptr)
+    return fire_path(
+        design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
+        n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
+        fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
+        refine_path=refine_path,
+    )
+
+
+def weighted_squared_error(y, pred, sample_weight):
+    """Weighted mean squared error of each column of ``pred``.
+
+    Unweighted if the weights sum to zero.
+    """
+    resid2 = (y[:, None] - pred) ** 2
+    if sample_weight.sum() > 0:
+        return (sample_weight[:, None] * resid2).sum(axis=0) / sample_weight.sum()
+    return resid2.mean(axis=0)
+
+
+def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train, test,
+                     penalty, lambdas, fit_intercept, tol, max_iter, progress=None,
+                     loss=weighted_squared_error):
+    """Stage 2: validation losses of the path fitted on ``train``, scored on ``test``.
+
+    Returns
+    -------
+    errors : ndarray of shape (len(lambdas),)
+        ``loss(y[test], prediction, sample_weight[test])`` at each lambda,
+        the prediction being the intercept plus ``M w`` on the test rows
+        (NaN for an empty test set).
+    """
+    design = BlockDesign.from_leaf_table(leaf_table[train], leaf_values, block_ptr)
+    path = fire_path(
+        design, y[train], penalty, sample_weight=sample_weight[train],
+        lambdas=lambdas, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
+        progress=progress,
+    )
+    if len(test) == 0:
+        return np.full(len(path.lambdas), np.nan)
+    test_design = BlockDesign.from_leaf_table(leaf_table[test], leaf_values, block_ptr)
+    pred = np.asarray(test_design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
+    return loss(y[test], pred, sample_weight[test])
+
+
+def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_weight,
+                    splits, *, lambdas, n_lambdas, eps, max_rules, refine_path, one_se,
+                    n_jobs, loss, lam, **common):
+    """Both stages, and the choice of (grid point, path point).
+
+    Parameters
+    ----------
+    grid : list of (dict, Penalty)
+        The grid points and their penalty templates.
+    splits : list of (train, test) or None
+        Validation folds; None: nothing to select (one grid point, fixed
+        ``lam``).
+    lambdas : ndarray or None
+        A fixed lambda grid, or None for each path's default grid.
+    refine_path : bool
+        Refine the full-data paths where the rule count jumps (see
+        :func:`firecy.solver.fire_path`).
+    one_se : bool
+        Among the eligible points whose mean validation loss is within one
+        standard error of the best, take the one with the fewest rules.
+    loss : callable
+        ``loss(y, pred, sample_weight)`` per column of ``pred``.
+    lam : float or None
+        The estimator's fixed ``lam``, for the warning when it breaks the
+        rule budget.
+    **common
+        ``fit_intercept``, ``tol``, ``max_iter``, ``progress`` for the solver.
+
+    Returns
+    -------
+    paths : list of FIREPath
+        One per grid point.
+    best : (int, int)
+        The selected grid point and path point.
+    """
+    parallel = Parallel(n_jobs=n_jobs, prefer="threads")
+    full = parallel(
+        delayed(full_path_task)(
+            leaf_table, leaf_values, block_ptr, target, sample_weight, pen, lambdas,
+            n_lambdas, eps, max_rules, refine_path=refine_path, **common,
+        )
+        for _, pen in grid
+    )
+    # a mask, not a prefix: MCP's rule count is not monotone in lambda, and
+    # refinement can insert a point beyond the budget before eligible ones
+    eligible = [
+        np.ones(len(p), dtype=bool) if max_rules is None else p.n_rules <= max_rules
+        for p in full
+    ]
+
+    errors = [np.full(len(p), np.nan) for p in full]
+    stds = [np.full(len(p), np.nan) for p in full]
+    if splits is not None:
+        errors, stds = _validation_errors(parallel, grid, full, eligible, leaf_table,
+                                          leaf_values, block_ptr, target, sample_weight,
+                                          splits, loss, common)
+    best = _choose(full, eligible, errors, stds, len(splits) if splits else 0, one_se)
+    if best is None:
+        # fixed lam beyond the budget everywhere: keep the sparsest
+        _, g = min((int(p.n_rules[0]), g) for g, p in enumerate(full))
+        best = (g, 0)
+        warnings.warn(
+            f"lam={lam!r} gives {full[g].n_rules[0]} rules, more than "
+            f"max_rules={max_rules}; increase lam or use lam=None to select it",
+            UserWarning,
+            stacklevel=4,
+        )
+    paths = [
+        FIREPath.from_path(p, params=dict(params), validation_error=errors[g],
+                           validation_error_std=stds[g], eligible=eligible[g])
+        for g, ((params, _), p) in enumerate(zip(grid, full))
+    ]
+    return paths, best
+
+
+def _validation_errors(parallel, grid, full, eligible, leaf_table, leaf_values, block_ptr,
+                       target, sample_weight, splits, loss, common):
+    """Stage 2: mean and std over the folds of the loss at each eligible point.
+
+    The folds' paths are aligned with the full-data path by lambda: each
+    fold solves its own warm-started path on the full path's eligible
+    lambdas (refined points included), so that a fold's score at a lambda
+    is the score of the rule set the full data gives at that lambda.
+    """
+    tasks = [(g, k) for k in range(len(splits)) for g in range(len(grid))
+             if eligible[g].any()]
+    fold_errs = parallel(
+        delayed(fold_errors_task)(
+            leaf_table, leaf_values, block_ptr, target, sample_weight,
+            splits[k][0], splits[k][1], grid[g][1],
+            full[g].lambdas[eligible[g]], loss=loss, **common,
+        )
+        for g, k in tasks
+    )
+    errors = [np.full(len(p), np.inf) for p in full]
+    stds = [np.full(len(p), np.inf) for p in full]
+    per_grid = {g: [] for g in range(len(grid))}
+    for (g, _), e in zip(tasks, fold_errs):
+        per_grid[g].append(e)
+    for g, errs in per_grid.items():
+        if errs:
+            errs = np.vstack(errs)
+            errors[g][eligible[g]] = errs.mean(axis=0)
+            stds[g][eligible[g]] = errs.std(axis=0)
+    return errors, stds
+
+
+def _choose(full, eligible, errors, stds, n_folds, one_se):
+    """(grid point, path point) with the lowest mean loss among eligible points
+    (ties: the earlier grid point, then the larger lambda); with ``one_se``,
+    the fewest rules within one standard error of that loss."""
+    cands = [(float(np.nan_to_num(errors[g][k], nan=np.inf)) if n_folds else 0.0, g, k)
+             for g in range(len(full)) for k in np.flatnonzero(eligible[g])]
+    if not cands:
+        return None
+    best = min(cands, key=lambda c: (c[0], c[1], c[2]))
+    if not one_se or not n_folds:
+        return best[1], int(best[2])
+    # standard error of the mean over folds: std (ddof=0) / sqrt(K - 1)
+    bar = best[0] + stds[best[1]][best[2]] / np.sqrt(max(n_folds - 1, 1))
+    within = [c for c in cands if c[0] <= bar]
+    pick = min(within, key=lambda c: (int(full[c[1]].n_rules[c[2]]), c[0], c[1], c[2]))
+    return pick[1], int(pick[2])

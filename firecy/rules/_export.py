@@ -1,0 +1,334 @@
+"""Rules that leave the library: :func:`rules_python` and :func:`rules_sql`.
+
+The kept rules of a FIRE model become a standalone Python function (standard
+library only) or a SQL expression, each reproducing the model's raw prediction
+exactly: the library's operator, its precision, its missing values and its
+categories.
+
+Precision without float32.  scikit-learn and XGBoost compare ``float32(x)``
+with the threshold.  Rounding to float32 is monotone, so the float64 values
+``x`` that satisfy ``float32(x) <= t`` form a half-line ``x <= m`` or
+``x < m``, where ``m`` is the midpoint between the largest float32 ``f <= t``
+and the next float32 up (a float64 holds it exactly); the tie ``x == m``
+rounds to the float32 with an even mantissa, which decides ``<=`` or ``<``.
+The exported comparison is that float64 one (:func:`float64_comparison`), so
+neither Python nor SQL needs a float32 type.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from firecy.rules._inputs import check_coef, column_class, is_estimator, tree_of, unpack
+from firecy.rules._simplify import simplify_conditions
+from firecy.rules._export_render import render_python, render_sql
+
+__all__ = ["rules_python", "rules_sql", "float64_comparison", "export_plan"]
+
+_F32_MAX = float(np.finfo(np.float32).max)
+_TWO_128 = 2.0 ** 128
+_COMPLEMENT = {"<=": ">", "<": ">=", ">": "<=", ">=": "<"}
+
+
+def _even(f32) -> bool:
+    """Whether a finite float32 has an even mantissa (infinities count as even)."""
+    if not np.isfinite(f32):
+        return True
+    return int(np.float32(f32).view(np.uint32)) % 2 == 0
+
+
+def _float32_below(t, strict):
+    """The largest float32 f with f <= t (f < t if ``strict``), as a float,
+    -inf if there is none."""
+    with np.errstate(over="ignore"):
+        f = np.float32(t)
+    if math.isnan(t):
+        raise ValueError("NaN threshold")
+    if float(f) > t or (strict and float(f) == t):
+        with np.errstate(over="ignore"):
+            f = np.nextafter(f, np.float32(-np.inf))
+    return float(f)
+
+
+def float64_comparison(op, threshold, dtype="float32"):
+    """The float64 comparison equivalent to the library's comparison.
+
+    Parameters
+    ----------
+    op : {"<=", "<", ">", ">="}
+    threshold : float
+    dtype : {"float32", "float64"}
+        The precision the library rounds the input to before comparing.
+
+    Returns
+    -------
+    (op64, t64) : (str, float)
+        For every float64 ``x`` that is not NaN, ``x op64 t64`` holds if and
+        only if ``dtype(x) op threshold`` does.
+    """
+    if op not in _COMPLEMENT:
+        raise ValueError(f"not a numeric operator: {op!r}")
+    threshold = float(threshold)
+    if dtype == "float64":
+        return op, threshold
+    if dtype != "float32":
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    if op in (">", ">="):
+        op64, t64 = float64_comparison(_COMPLEMENT[op], threshold, dtype)
+        return _COMPLEMENT[op64], t64
+    if op == "<" and threshold == -math.inf:
+        return "<", -math.inf           # nothing is below -inf
+    # float32(x) <= f, with f the largest float32 satisfying the comparison
+    f = _float32_below(threshold, strict=(op == "<"))
+    if f == math.inf:
+        return "<=", math.inf
+    if f == -math.inf:
+        lo, hi = -_TWO_128, -_F32_MAX   # -inf behaves as -2**128 in rounding
+        tie_down = True                 # the tie rounds to -inf ("even")
+    else:
+        lo = f
+        with np.errstate(over="ignore"):
+            g = float(np.nextafter(np.float32(f), np.float32(np.inf)))
+        hi = _TWO_128 if g == math.inf else g
+        tie_down = _even(np.float32(f))
+    mid = (lo + hi) / 2.0               # exact: both are float32 values
+    return ("<=" if tie_down else "<"), mid
+
+
+# ---------------------------------------------------------------------------
+# the plan: what both renderers print
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NumericTest:
+    """``x op t`` on the float64 input; a NaN / None satisfies it iff
+    ``missing``; unless ``zero_band`` is None, inputs with
+    ``|x| <= zero_band`` are read as 0, which satisfies it iff ``zero_value``."""
+
+    feature: int
+    op: str
+    t: float
+    missing: bool
+    zero_band: float | None = None
+    zero_value: bool = False
+
+
+@dataclass(frozen=True)
+class LabelTest:
+    """``value in labels`` (``negate``: not in) on a category label; a missing
+    value satisfies it iff ``missing``."""
+
+    feature: int
+    labels: tuple
+    negate: bool
+    missing: bool
+
+
+@dataclass(frozen=True)
+class CodeTest:
+    """The input read as a category code lies in one of ``ranges``: each
+    ``(lo_op, lo, hi_op, hi)`` means ``x lo_op lo and x hi_op hi`` on the
+    float64 input (``negate``: in none of them); missing iff ``missing``."""
+
+    feature: int
+    ranges: tuple
+    negate: bool
+    missing: bool
+
+
+def _numeric_test(c):
+    op64, t64 = float64_comparison(c.op, c.threshold, c.dtype)
+    band = float(getattr(c, "zero_threshold", 0.0) or 0.0)
+    if band and c.dtype != "float64":
+        raise NotImplementedError("a zero threshold with a float32 comparison")
+    zero_value = c.missing if c.zero_as_missing else _compare(0.0, c.op, c.threshold)
+    if not band and not c.zero_as_missing:
+        return NumericTest(c.feature, op64, t64, c.missing)
+    if not c.zero_as_missing and zero_value == _compare(band, op64, t64) \
+            == _compare(-band, op64, t64):
+        # the comparison is constant on [-band, band]: reading 0 changes nothing
+        return NumericTest(c.feature, op64, t64, c.missing)
+    return NumericTest(c.feature, op64, t64, c.missing, band, zero_value)
+
+
+def _compare(x, op, t):
+    return {"<=": x <= t, "<": x < t, ">": x > t, ">=": x >= t}[op]
+
+
+def _code_ranges(codes, cast, dtype):
+    """Float64 ranges of the inputs read as one of ``codes``."""
+    codes = sorted({int(k) for k in codes if float(k) >= 0 and float(k).is_integer()})
+    runs = []
+    for k in codes:
+        if runs and runs[-1][1] == k:
+            runs[-1][1] = k + 1
+        else:
+            runs.append([k, k + 1])
+    out = []
+    for a, b in runs:
+        if a == 0 and cast == "trunc":
+            # LightGBM truncates toward zero: (-1, 1) reads as category 0
+            lo = float64_comparison(">", -1.0, dtype)
+        else:
+            lo = float64_comparison(">=", float(a), dtype)
+        hi = float64_comparison("<", float(b), dtype)
+        out.append((lo[0], lo[1], hi[0], hi[1]))
+    return tuple(out)
+
+
+def condition_test(c):
+    """The test of one (simplified) condition, in the library's exact reading."""
+    c = c.as_label_set()
+    if not c.is_categorical:
+        return _numeric_test(c)
+    negate = c.op == "not in"
+    if c.labels or c.category_cast == "exact":
+        return LabelTest(c.feature, tuple(c.categories), negate, c.missing)
+    return CodeTest(c.feature, _code_ranges(c.categories, c.category_cast, c.dtype),
+                    negate, c.missing)
+
+
+@dataclass
+class ExportPlan:
+    """The kept rules of a model, grouped by output and tree, as tests."""
+
+    source: str
+    feature_names: list
+    intercepts: list              # per output: intercept_ + baseline
+    trees: list                   # (output, tree, [(tests, contribution), ...])
+    used: list                    # feature indices the rules read
+    labels: dict                  # feature -> the library's labels
+    next_label: set               # features read as XGBoost reads unseen labels
+    reading: str                  # the comparison conventions, for comments
+
+
+def _intercepts(ensemble, intercept, est):
+    base = ensemble.constant_baseline()
+    if base is None:
+        raise ValueError(
+            "the ensemble's baseline varies by row (a gradient boosting model with a "
+            "custom init estimator): its rules cannot be exported as a constant "
+            "intercept plus rules"
+        )
+    K = int(ensemble.n_outputs)
+    b = np.broadcast_to(np.asarray(0.0 if intercept is None else intercept,
+                                   dtype=np.float64).reshape(-1), (K,))
+    return [float(b[k]) + float(base[k] if base.size > 1 else base[0]) for k in range(K)]
+
+
+def export_plan(model, coef=None, intercept=None, feature_names=None):
+    """The rules to export (see :func:`rules_python`)."""
+    est = model if is_estimator(model) else None
+    ensemble, coef, intercept, est_names = unpack(model, coef, intercept)
+    if feature_names is None:
+        feature_names = est_names
+    names = [str(n) for n in (feature_names if feature_names is not None
+                              else ensemble.feature_names)]
+    if len(names) != int(ensemble.n_features_in_):
+        raise ValueError(f"{len(names)} feature names for {ensemble.n_features_in_} features")
+    coef = check_coef(ensemble, coef)
+    cols = np.flatnonzero(coef)
+    trees = tree_of(ensemble, cols)
+    classes = column_class(ensemble, cols)
+    groups = {}
+    used, labels, next_label = set(), {}, set()
+    for j, t, k in zip(cols.tolist(), trees.tolist(), classes.tolist()):
+        conds = simplify_conditions(ensemble.rules[j])
+        tests = [condition_test(c) for c in conds]
+        for c in conds:
+            used.add(c.feature)
+            if c.labels:
+                labels[c.feature] = c.labels
+                if c.category_cast == "floor":
+                    next_label.add(c.feature)
+        contribution = float(coef[j] * ensemble.leaf_values[j])
+        groups.setdefault((k, t), []).append((tests, contribution))
+    reading = {
+        "sklearn": "scikit-learn compares float32(x) with its thresholds (the float64 "
+                   "comparisons below are equivalent); HistGradientBoosting compares "
+                   "float64 x",
+        "xgboost": "XGBoost compares float32(x) < split (the float64 comparisons below "
+                   "are equivalent); XGBoost 3.2 reads a category it was not fitted "
+                   "with as the next of its categories in sorted order, and refuses "
+                   "one after the last (the SQL reads it as missing)",
+        "lightgbm": "LightGBM compares float64 x <= threshold and reads every "
+                    "|x| <= 1.0000000180025095e-35 (its kZeroThreshold, float32(1e-35)) "
+                    "as 0; a category it was not fitted with counts as missing",
+    }.get(ensemble.source, "")
+    return ExportPlan(
+        source=ensemble.source, feature_names=names,
+        intercepts=_intercepts(ensemble, intercept, est),
+        trees=[(k, t, rules) for (k, t), rules in sorted(groups.items())],
+        used=sorted(used), labels=labels, next_label=next_label, reading=reading,
+    )
+
+
+def rules_python(model, coef=None, intercept=None, *, feature_names=None,
+                 function_name="predict"):
+    """The kept rules as the source of a standalone Python function.
+
+    The function needs the standard library only (``math``), and returns the
+    FIRE model's raw prediction for one row, exactly as the estimator
+    computes it: ``predict`` for a regressor; for a classifier, the margin
+    (``decision_function``) to which its link applies.
+
+    Parameters
+    ----------
+    model : fitted FIRE estimator or RuleEnsemble
+    coef : array-like of shape (n_rules,), optional
+        Rule weights (an estimator's ``coef_`` by default).
+    intercept : float or array-like of shape (n_outputs,), optional
+        The model's intercept (an estimator's ``intercept_`` by default; 0
+        for an ensemble).  The ensemble's baseline is added to it.
+    feature_names : sequence of str, optional
+        The keys the function reads from its row (the estimator's
+        ``feature_names_in_``, else the ensemble's names).
+    function_name : str, default="predict"
+
+    Returns
+    -------
+    str
+        Python source defining ``function_name(row)``: ``row`` maps each
+        feature name to a number (``None`` or NaN for a missing value) or,
+        for a categorical feature, its category label.  It returns a float,
+        or a list of floats (one per class) for a multi-output ensemble.
+
+    Raises
+    ------
+    ValueError
+        If the ensemble's baseline varies by row (a gradient boosting model
+        with a custom ``init`` estimator).
+    """
+    if not str(function_name).isidentifier():
+        raise ValueError(f"function_name must be a Python identifier, got {function_name!r}")
+    return render_python(export_plan(model, coef, intercept, feature_names), function_name)
+
+
+def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=None,
+              alias=None):
+    """The kept rules as a SQL expression: a sum of ``CASE`` expressions.
+
+    Missing values are ``NULL``.  Thresholds are float64 literals in the
+    library's exact comparison (float32 comparisons become the equivalent
+    float64 ones); categorical features compare their category labels.
+
+    Parameters
+    ----------
+    model, coef, intercept, feature_names
+        As in :func:`rules_python`.
+    columns : mapping of str to str, optional
+        SQL expression of each feature (by feature name); default: the name
+        as a double-quoted identifier.
+    alias : str, optional
+        Append ``AS alias``.  A multi-output ensemble gives one expression
+        per output, ``AS "<alias>_<k>"`` (alias ``margin`` by default),
+        separated by commas.
+
+    Returns
+    -------
+    str
+        E.g. ``SELECT <expression> AS prediction FROM data``.  Numeric
+        columns are assumed finite or NULL (SQL has no NaN).
+    """
+    return render_sql(export_plan(model, coef, intercept, feature_names), columns, alias)

@@ -1,0 +1,240 @@
+"""Printing an export plan as Python or SQL (see :mod:`firecy.rules._export`)."""
+from __future__ import annotations
+
+import math
+
+__all__ = ["render_python", "render_sql"]
+
+_PY_HELPERS = '''
+
+def _num(v):
+    """A number as a float, None when missing (None, NaN)."""
+    if v is None:
+        return None
+    v = float(v)
+    return None if v != v else v
+
+
+def _label(v):
+    """A category label, None when missing (None, NaN, pandas.NA)."""
+    if v is None:
+        return None
+    try:
+        if v != v:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return v
+
+
+def _xgboost_label(v, ordered, known, name):
+    """XGBoost's reading of a label it was not fitted with: the next of its
+    labels in sorted order (XGBoost 3.2 re-codes by binary search), and an
+    error after the last one."""
+    if v is None or v in known:
+        return v
+    try:
+        i = bisect.bisect_left(ordered, v)
+    except TypeError:
+        i = len(ordered)
+    if i == len(ordered):
+        raise ValueError(f"{name}: category {v!r} is not one the model was fitted with")
+    return ordered[i]
+'''
+
+
+def _is_label_feature(plan, f):
+    from firecy.rules._export import LabelTest
+
+    return any(isinstance(test, LabelTest) and test.feature == f
+               for _, _, rules in plan.trees for tests, _ in rules for test in tests)
+
+
+def _py_float(v):
+    v = float(v)
+    if math.isinf(v):
+        return "math.inf" if v > 0 else "-math.inf"
+    return repr(v)
+
+
+def _py_test(test):
+    from firecy.rules._export import CodeTest, LabelTest
+
+    x = f"x{test.feature}"
+    if isinstance(test, LabelTest):
+        labels = "{" + ", ".join(repr(v) for v in test.labels) + "}" if test.labels \
+            else "frozenset()"
+        core = f"{x} {'not in' if test.negate else 'in'} {labels}"
+    elif isinstance(test, CodeTest):
+        parts = [f"({x} {lo_op} {_py_float(lo)} and {x} {hi_op} {_py_float(hi)})"
+                 for lo_op, lo, hi_op, hi in test.ranges]
+        core = " or ".join(parts) if parts else "False"
+        core = f"not ({core})" if test.negate else f"({core})"
+    else:
+        core = f"{x} {test.op} {_py_float(test.t)}"
+        if test.zero_band is not None:
+            band = _py_float(test.zero_band)
+            core = (f"abs({x}) <= {band} or {core}" if test.zero_value
+                    else f"abs({x}) > {band} and {core}")
+    if test.missing:
+        return f"({x} is None or {core})"
+    return f"({x} is not None and {core})"
+
+
+def _header(plan, lang):
+    n_rules = sum(len(r) for _, _, r in plan.trees)
+    trees = sorted({t for _, t, _ in plan.trees})
+    from firecy import __version__
+
+    lines = [
+        f"Rules extracted by firecy {__version__} from a {plan.source} model: "
+        f"{n_rules} rules from {len(trees)} trees.",
+        "prediction = intercept + the contribution of every rule the row satisfies "
+        "(the model's raw prediction: a classifier's margin).",
+        f"Comparisons are the library's, exactly: {plan.reading}.",
+    ]
+    cats = [plan.feature_names[f] for f in plan.used if _is_label_feature(plan, f)]
+    if cats:
+        lines.append("Categorical features, read by label: " + ", ".join(map(repr, cats)) + ".")
+    if lang == "sql":
+        lines.append("Missing values are NULL; other values are finite numbers.")
+    else:
+        lines.append("Missing values are None or NaN.")
+    return lines
+
+
+def render_python(plan, name):
+    """The plan as the source of ``def name(row)``."""
+    K = len(plan.intercepts)
+    head = _header(plan, "python")
+    out = ['"""' + head[0], ""] + head[1:] + ['"""', "import bisect", "import math",
+                                               _PY_HELPERS]
+    for f in plan.used:
+        if f in plan.next_label:
+            ordered = sorted(plan.labels[f])
+            out.append(f"_LABELS_{f} = ({''.join(repr(v) + ', ' for v in ordered)})")
+            out.append(f"_KNOWN_{f} = frozenset(_LABELS_{f})")
+    out += ["", "", f"def {name}(row):",
+            f'    """The raw prediction of one row (a mapping from feature name to value)."""']
+    for f in plan.used:
+        key = repr(plan.feature_names[f])
+        if _is_label_feature(plan, f):
+            read = f"_label(row[{key}])"
+            if f in plan.next_label:
+                read = f"_xgboost_label({read}, _LABELS_{f}, _KNOWN_{f}, {key})"
+        else:
+            read = f"_num(row[{key}])"
+        out.append(f"    x{f} = {read}")
+    if K == 1:
+        out.append(f"    out = {_py_float(plan.intercepts[0])}")
+    else:
+        out.append("    out = [" + ", ".join(_py_float(b) for b in plan.intercepts) + "]")
+    for k, t, rules in plan.trees:
+        target = "out" if K == 1 else f"out[{k}]"
+        out.append(f"    # tree {t}" + ("" if K == 1 else f", output {k}"))
+        for i, (tests, contribution) in enumerate(rules):
+            cond = " and ".join(_py_test(test) for test in tests) or "True"
+            out.append(f"    {'if' if i == 0 else 'elif'} {cond}:")
+            out.append(f"        {target} += {_py_float(contribution)}")
+    out.append("    return out")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# SQL
+# ---------------------------------------------------------------------------
+_TRUE, _FALSE = "1 = 1", "1 = 0"
+
+
+def _sql_float(v):
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError("a non-finite number cannot be written in SQL")
+    return repr(v)
+
+
+def _sql_label(v):
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"category {v!r} cannot be written in SQL (strings and numbers only)")
+    return repr(int(v)) if isinstance(v, int) else _sql_float(v)
+
+
+def _sql_compare(col, op, t):
+    if math.isinf(t):  # finite inputs: the comparison is a constant
+        below = op in ("<=", "<")
+        return _TRUE if below == (t > 0) else _FALSE
+    return f"{col} {op} {_sql_float(t)}"
+
+
+def _sql_test(test, col):
+    from firecy.rules._export import CodeTest, LabelTest
+
+    if isinstance(test, LabelTest):
+        if test.labels:
+            core = (f"{col} {'NOT IN' if test.negate else 'IN'} ("
+                    + ", ".join(_sql_label(v) for v in test.labels) + ")")
+        else:
+            core = _TRUE if test.negate else _FALSE
+    elif isinstance(test, CodeTest):
+        parts = [f"({_sql_compare(col, lo_op, lo)} AND {_sql_compare(col, hi_op, hi)})"
+                 for lo_op, lo, hi_op, hi in test.ranges]
+        core = "(" + " OR ".join(parts) + ")" if parts else _FALSE
+        if test.negate:
+            core = f"NOT {core}"
+    else:
+        core = _sql_compare(col, test.op, test.t)
+        if test.zero_band is not None:
+            band = _sql_float(test.zero_band)
+            core = (f"ABS({col}) <= {band} OR {core}" if test.zero_value
+                    else f"ABS({col}) > {band} AND {core}")
+    if test.missing:
+        return f"({col} IS NULL OR {core})"
+    return f"({col} IS NOT NULL AND {core})"
+
+
+def _quote(name):
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _sql_xgboost_label(col, labels):
+    """XGBoost's reading of a label: itself if known, else the next known
+    label in sorted order (binary collation), NULL after the last one."""
+    ordered = sorted(labels)
+    whens = " ".join(f"WHEN {col} < {_sql_label(v)} THEN {_sql_label(v)}" for v in ordered)
+    known = ", ".join(_sql_label(v) for v in ordered)
+    return f"(CASE WHEN {col} IN ({known}) THEN {col} {whens} ELSE NULL END)"
+
+
+def render_sql(plan, columns=None, alias=None):
+    """The plan as one SQL expression per output."""
+    columns = dict(columns or {})
+    unknown = set(columns) - set(plan.feature_names)
+    if unknown:
+        raise ValueError(f"columns names unknown features: {sorted(unknown)}")
+    for f in plan.next_label:
+        name = plan.feature_names[f]
+        columns[name] = _sql_xgboost_label(columns.get(name, _quote(name)), plan.labels[f])
+    K = len(plan.intercepts)
+    exprs = []
+    for k in range(K):
+        terms = [_sql_float(plan.intercepts[k])]
+        for kk, t, rules in plan.trees:
+            if kk != k:
+                continue
+            whens = []
+            for tests, contribution in rules:
+                cond = " AND ".join(
+                    _sql_test(test, columns.get(plan.feature_names[test.feature],
+                                                _quote(plan.feature_names[test.feature])))
+                    for test in tests) or _TRUE
+                whens.append(f"WHEN {cond} THEN {_sql_float(contribution)}")
+            terms.append(f"CASE {' '.join(whens)} ELSE 0.0 END  /* tree {t} */")
+        exprs.append("\n  + ".join(terms))
+    head = "/* " + " ".join(_header(plan, "sql")).replace("*/", "* /") + " */\n"
+    if K == 1:
+        expr = head + exprs[0]
+        return expr if alias is None else f"{expr}\n  AS {_quote(alias)}"
+    alias = "margin" if alias is None else alias
+    return head + ",\n".join(f"{e}\n  AS {_quote(f'{alias}_{k}')}" for k, e in enumerate(exprs))

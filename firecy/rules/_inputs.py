@@ -1,0 +1,94 @@
+"""What the rule tables accept: a rule ensemble and weights, or a fitted estimator.
+
+Small accessors shared by the tables, reports, JSON export, antecedent counts
+and :mod:`firecy.plotting`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from firecy._validation import check_sample_weight
+
+__all__ = ["is_estimator", "unpack", "feature_names_of", "tree_of", "check_coef", "n_outputs",
+           "column_class", "leaf_support", "missing_features"]
+
+
+def is_estimator(obj):
+    """Whether ``obj`` is a fitted FIRE estimator (it has ``ensemble_`` and ``coef_``)."""
+    return hasattr(obj, "ensemble_") and hasattr(obj, "coef_")
+
+
+def unpack(model_or_ensemble, coef, intercept=None):
+    """Accept either (ensemble, coef) or a fitted FIRE estimator."""
+    if is_estimator(model_or_ensemble):
+        est = model_or_ensemble
+        if coef is None:
+            coef = est.coef_
+        if intercept is None:
+            intercept = getattr(est, "intercept_", None)
+        return est.ensemble_, coef, intercept, getattr(est, "feature_names_in_", None)
+    if coef is None:
+        raise TypeError("coef is required when the first argument is a rule ensemble")
+    return model_or_ensemble, coef, intercept, None
+
+
+def feature_names_of(ensemble, feature_names):
+    """The names to print: ``feature_names`` if given, else the ensemble's."""
+    if feature_names is not None:
+        return [str(n) for n in feature_names]
+    names = getattr(ensemble, "feature_names", None)
+    return [str(n) for n in names] if names is not None else None
+
+
+def tree_of(ensemble, cols):
+    """Block (tree) index of each design column in ``cols``."""
+    ptr = np.asarray(ensemble.block_ptr)
+    return np.searchsorted(ptr, np.asarray(cols), side="right") - 1
+
+
+def check_coef(ensemble, coef):
+    """``coef`` as float64 of shape ``(n_rules,)``, or a ValueError."""
+    coef = np.asarray(coef, dtype=np.float64)
+    n_rules = int(ensemble.n_rules)
+    if coef.shape != (n_rules,):
+        raise ValueError(f"coef has shape {coef.shape}; expected ({n_rules},)")
+    return coef
+
+
+def n_outputs(ensemble):
+    """Number of outputs (classes) of the ensemble, at least 1."""
+    return int(getattr(ensemble, "n_outputs", 1) or 1)
+
+
+def column_class(ensemble, cols):
+    """Output (class) index of each column (0 for single-output ensembles)."""
+    tree_class = getattr(ensemble, "tree_class", None)
+    if tree_class is None:
+        return np.zeros(len(cols), dtype=np.int64)
+    return np.asarray(tree_class)[tree_of(ensemble, cols)]
+
+
+def leaf_support(ensemble, X, sample_weight):
+    """Weighted fraction of the rows of X in each leaf column, shape (R,)."""
+    leaves = np.asarray(ensemble.leaf_table(X))
+    n = leaves.shape[0]
+    if n == 0:
+        return np.full(int(ensemble.n_rules), np.nan)
+    w = check_sample_weight(sample_weight, n, normalize=True)
+    return np.bincount(leaves.ravel(), weights=np.repeat(w, leaves.shape[1]),
+                       minlength=int(ensemble.n_rules))
+
+
+def missing_features(X, show_missing):
+    """Resolve show_missing="auto" to the features with missing values in X."""
+    if show_missing != "auto":
+        return show_missing
+    if X is None:
+        return False
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return True  # categorical / object columns: be explicit
+    if arr.ndim != 2:
+        return False
+    return set(np.flatnonzero(np.isnan(arr).any(axis=0)).tolist())

@@ -1,0 +1,112 @@
+"""A plain-text report of the kept rules: :func:`rules_report`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from firecy.rules._antecedents import count_antecedents
+from firecy.rules._inputs import check_coef, is_estimator, n_outputs, unpack
+from firecy.rules._table import rules_table
+
+__all__ = ["rules_report", "estimator_intercept"]
+
+
+def estimator_intercept(est, X):
+    """A fitted estimator's constant term: ``intercept_`` plus the ensemble's baseline.
+
+    The estimator predicts ``baseline(X) + intercept_ + M w``; the baseline
+    (a boosting model's initial prediction, 0 for a random forest) is the same
+    for every row except for a gradient boosting model with a custom ``init``
+    estimator, which the report then mentions.
+    """
+    b = np.asarray(est.intercept_, dtype=np.float64)
+    ens = est.ensemble_
+    try:
+        if X is not None:
+            base = np.asarray(ens.baseline(X), dtype=np.float64)
+        else:
+            base = np.asarray(ens.baseline(np.zeros((1, int(ens.n_features_in_)))),
+                              dtype=np.float64)
+    except Exception:  # e.g. a model that needs a DataFrame: report intercept_ alone
+        return b, " (plus the ensemble's baseline)"
+    if base.size == 0:
+        return b, ""
+    base = base.reshape(base.shape[0], -1)
+    first = base[0]
+    if not np.allclose(base, first, rtol=1e-12, atol=1e-12):
+        return b, " (plus the ensemble's baseline, which varies by row)"
+    if not np.any(first):
+        return b, ""
+    total = b + (first if first.size > 1 else first[0])
+    return total, f" (FIRE intercept {_fmt(float(np.ravel(b)[0]), 4)} + ensemble baseline)"
+
+
+def _fmt(v, digits):
+    return f"{v:.{digits}g}"
+
+
+def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None,
+                 sample_weight=None, *, show_missing="auto", precision=None, digits=4,
+                 max_rules=None):
+    """A plain-text report of the kept rules.
+
+    Parameters
+    ----------
+    ensemble, coef, feature_names, X, sample_weight, show_missing, precision
+        As in :func:`rules_table` (an estimator also supplies ``intercept``).
+    intercept : float or array-like of shape (n_outputs,), optional
+        The model's intercept (``intercept_`` of an estimator; 0 if omitted).
+    digits : int, default=4
+        Significant digits of the intercept and the contributions.
+    max_rules : int, optional
+        Print only the first ``max_rules`` rules (the counts cover all).
+
+    Returns
+    -------
+    str
+        The intercept, one line per rule, "if <conditions> then
+        +<contribution>", largest contribution first and numbered as in
+        :func:`firecy.plotting.plot_rules`, then the numbers of rules, trees
+        and distinct antecedents.
+    """
+    baseline_note = ""
+    if is_estimator(ensemble) and intercept is None:
+        intercept, baseline_note = estimator_intercept(ensemble, X)
+    ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
+    if feature_names is None:
+        feature_names = est_names
+    rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
+                       show_missing=show_missing, precision=precision, as_frame=False)
+    coef = check_coef(ensemble, coef)
+    intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
+                                          dtype=np.float64))
+    n_out = n_outputs(ensemble)
+    lines = []
+    for k in range(n_out):
+        krows = [r for r in rows if r.get("class", 0) == k]
+        if n_out > 1:
+            if not krows:
+                continue
+            lines.append(f"class {k}:")
+        b = intercepts[k] if intercepts.size > k else intercepts[0]
+        lines.append(f"intercept: {_fmt(b, digits)}{baseline_note}")
+        lines.append("prediction = intercept + the contributions of the rules a row satisfies")
+        shown = krows if max_rules is None else krows[:max_rules]
+        width = len(str(len(shown)))
+        for i, r in enumerate(shown, 1):
+            sup = "" if math.isnan(r["support"]) else f", support {100 * r['support']:.1f}%"
+            contrib = r["contribution"]
+            sign = "+" if contrib >= 0 else "-"
+            lines.append(
+                f"{i:>{width}}. if {r['rule']} then {sign}{_fmt(abs(contrib), digits)}"
+                f"   (tree {r['tree']}{sup})"
+            )
+        if max_rules is not None and len(krows) > max_rules:
+            lines.append(f"... and {len(krows) - max_rules} more")
+    n_trees = len(set(r["tree"] for r in rows))
+    lines.append(
+        f"{len(rows)} rules from {n_trees} trees, "
+        f"{count_antecedents(ensemble, coef)} distinct antecedents (split nodes to read)"
+    )
+    return "\n".join(lines)
