@@ -127,25 +127,5 @@ def _drop_missing_optional_pages(app, docname, source):
             line for line in source[0].splitlines() if not pattern.match(line))
 
 
-# --- docstrings in firecy/ that break -W, until they are fixed there -------
-# TEMPORARY (issue 8, docs work stream): firecy/ is being reorganised in a
-# parallel branch, so its docstrings are fixed after that lands. Each entry
-# is (object name prefix, text, replacement); remove an entry once its
-# docstring is fixed (the build does not need it then; an entry that no
-# longer matches anything is harmless).
-_DOCSTRING_FIXES = [
-    # "X : array-like of shape (n_samples, n_features_in_)": a trailing
-    # underscore is a reST reference -> "Unknown target name: n_features_in"
-    ("firecy.ensembles.RuleEnsemble.", "n_features_in_)", r"n_features_in\_)"),
-]
-
-
-def _apply_docstring_fixes(app, what, name, obj, options, lines):
-    for prefix, text, replacement in _DOCSTRING_FIXES:
-        if name.startswith(prefix):
-            lines[:] = [line.replace(text, replacement) for line in lines]
-
-
 def setup(app):
     app.connect("source-read", _drop_missing_optional_pages)
-    app.connect("autodoc-process-docstring", _apply_docstring_fixes)

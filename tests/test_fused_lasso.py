@@ -543,7 +543,7 @@ def test_against_cvxpy_with_ties_and_zero_weights():
 
 
 # ---------------------------------------------------------------------------
-# papers/001 C.3-C.4: thresholding the fused solution
+# FIRE supplement (Liu & Mazumder, KDD 2023), C.3-C.4: thresholding the fused solution
 # ---------------------------------------------------------------------------
 
 def test_soft_threshold_of_fused_is_exact_for_equal_weights():

@@ -201,7 +201,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features_in)
 
         Returns
         -------
@@ -221,7 +221,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features_in)
 
         Returns
         -------
@@ -239,7 +239,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features_in)
 
         Returns
         -------
@@ -267,7 +267,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features_in)
 
         Returns
         -------
@@ -294,7 +294,7 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features_in)
         coef : ndarray of shape (n_rules,), optional
             Rule weights; the per-column ``tree_scale`` by default, which
             reproduces the library's raw prediction.
@@ -341,7 +341,7 @@ class RuleEnsemble:
         Parameters
         ----------
         j : int
-        X : ndarray, DataFrame or scipy sparse matrix of shape (n_samples, n_features_in_)
+        X : ndarray, DataFrame or scipy sparse matrix of shape (n_samples, n_features_in)
             A sparse matrix is read the way the library reads it: XGBoost
             treats the entries it does not store as missing, the others as 0.
             For many rules, convert it once with :meth:`dense_for_rules`.

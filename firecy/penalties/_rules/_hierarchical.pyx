@@ -230,7 +230,7 @@ cdef class HierarchicalGroup(Penalty):
     """The hierarchical group penalty on each tree's node hierarchy.
 
     ``lam * sum_v base**depth(v) * ||w_{leaves below v}||_2`` over the
-    internal nodes v of every tree (papers/002, section 5, with rho = 2):
+    internal nodes v of every tree (Jawanpuria et al., section 5, with rho = 2):
     a leaf's weight is nonzero only if every group above it is, so rules
     drop out subtree by subtree, and with ``base > 1`` deep subtrees cost
     more than shallow ones. ``depth(v)`` is the number of conditions of node

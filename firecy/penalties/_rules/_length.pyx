@@ -27,7 +27,7 @@ cdef class LengthWeightedL1(Penalty):
     ``length_j`` is the number of conditions of rule j (after merging
     redundant conditions on one feature, see
     :func:`firecy.rules.simplify_conditions`), so that with ``base > 1`` a
-    long rule must explain more to be kept (papers/002, section 5). With
+    long rule must explain more to be kept (Jawanpuria et al., section 5). With
     ``base = 1`` it is the lasso. By name: ``FIRERegressor(penalty=
     "length_l1")`` reads the lengths from the fitted ensemble.
 
