@@ -177,9 +177,9 @@ def test_entry_point_discovery(monkeypatch):
         def load(self):
             return L1
 
-    monkeypatch.setattr(reg, "_entry_points_loaded", False)
-    monkeypatch.setattr(reg, "entry_points",
-                        lambda group: [FakeEP()] if group == reg.ENTRY_POINT_GROUP else [])
+    registry = reg.PENALTIES
+    monkeypatch.setattr(registry, "_listed", False)
+    monkeypatch.setattr(registry, "_entry_points", lambda: [FakeEP()])
     assert "from_entry_point" in available_penalties()
     assert isinstance(make_penalty("from_entry_point", lam=0.1), L1)
 

@@ -1,16 +1,25 @@
 """Datafits by name (registration, entry-point discovery) and wrapping."""
-from importlib.metadata import entry_points
-
 from firecy._protocol import check_compiled_subclass
+from firecy._registry import Registry
 from firecy.datafits._abi1 import Datafit
 from firecy.datafits._logistic import Logistic
 from firecy.datafits._python import PythonDatafit, check_datafit_protocol
 from firecy.datafits._quadratic import Quadratic
 
-ENTRY_POINT_GROUP = "firecy.datafits"
 
-_REGISTRY = {"quadratic": Quadratic, "logistic": Logistic}
-_entry_points_loaded = False
+def _check_factory(name, factory):
+    """A compiled Datafit class must be compiled against this firecy, a
+    Python datafit class must implement the protocol."""
+    if isinstance(factory, type):
+        if issubclass(factory, Datafit):
+            check_compiled_subclass(factory, Datafit, "datafit")
+        else:
+            check_datafit_protocol(factory, bound=False)
+
+
+DATAFITS = Registry("datafit", "firecy.datafits", _check_factory)
+DATAFITS.register("quadratic", Quadratic)
+DATAFITS.register("logistic", Logistic)
 
 
 def register_datafit(name, factory, *, overwrite=False):
@@ -38,28 +47,7 @@ def register_datafit(name, factory, *, overwrite=False):
     >>> "squared" in available_datafits()
     True
     """
-    if not isinstance(name, str) or not name:
-        raise TypeError("a datafit name must be a non-empty string")
-    if not callable(factory):
-        raise TypeError(f"the factory registered as {name!r} must be callable")
-    if isinstance(factory, type):
-        if issubclass(factory, Datafit):
-            check_compiled_subclass(factory, Datafit, "datafit")
-        else:
-            check_datafit_protocol(factory, bound=False)
-    if name in _REGISTRY and not overwrite and _REGISTRY[name] is not factory:
-        raise ValueError(f"a datafit named {name!r} is already registered")
-    _REGISTRY[name] = factory
-
-
-def _load_entry_points():
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
+    DATAFITS.register(name, factory, overwrite=overwrite)
 
 
 def available_datafits():
@@ -71,8 +59,7 @@ def available_datafits():
     >>> [name for name in available_datafits() if name in ("logistic", "quadratic")]
     ['logistic', 'quadratic']
     """
-    _load_entry_points()
-    return sorted(_REGISTRY)
+    return DATAFITS.names()
 
 
 def as_datafit(datafit):
@@ -99,14 +86,7 @@ def as_datafit(datafit):
     if datafit is None:
         return Quadratic()
     if isinstance(datafit, str):
-        _load_entry_points()
-        try:
-            factory = _REGISTRY[datafit]
-        except KeyError:
-            raise ValueError(
-                f"unknown datafit {datafit!r}; available: {', '.join(available_datafits())}"
-            ) from None
-        return as_datafit(factory())
+        return as_datafit(DATAFITS.factory(datafit)())
     if isinstance(datafit, Datafit):
         check_compiled_subclass(type(datafit), Datafit, "datafit")
         return datafit
