@@ -30,7 +30,8 @@ def openmp_flags():
     import sysconfig
     import tempfile
 
-    cc = (sysconfig.get_config_var("CC") or "cc").split()
+    # the compiler the build will use (CC overrides Python's, as in distutils)
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "omp.c"
         src.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
