@@ -26,7 +26,6 @@ from firecy.solver import solve
 
 from compare_peers import TARGET, forest_design, run_ladder
 
-FIRECY_TOLS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10]
 PEER_TOLS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10]
 
 
@@ -69,6 +68,13 @@ def main():
     parser.add_argument("--firecy-only", action="store_true")
     parser.add_argument("--no-sklearn", action="store_true")
     parser.add_argument("--intercept", default="1,0", help="fit_intercept values (1, 0)")
+    parser.add_argument("--firecy-tols", default="1e-4,1e-6,1e-8",
+                        help="firecy's tolerance ladder")
+    parser.add_argument("--cd-fractions", default="0.05,0.1,0.2",
+                        help="the cells (fractions) where --with-cd runs (it is slow when dense)")
+    parser.add_argument("--with-cd", action="store_true",
+                        help="also firecy with the active-set solver off (coordinate descent "
+                             "working set only), in the same process")
     args = parser.parse_args()
 
     design, y = forest_design(5000, 250, 5)
@@ -77,6 +83,10 @@ def main():
     R = design.n_columns
     print(f"design: {M.shape[0]} rows, {design.n_blocks} trees, {R} rules, nnz {M.nnz}")
     cells = json.load(open(args.load)) if args.load else []
+    wanted = [float(v) for v in args.fractions.split(",")]
+    icpts = [bool(int(v)) for v in args.intercept.split(",")]
+    cells = [c for c in cells if c["fraction"] in wanted and c["fit_intercept"] in icpts]
+    firecy_tols = [float(v) for v in args.firecy_tols.split(",")]
     if not cells:
         for fi in (bool(int(v)) for v in args.intercept.split(",")):
             for f in (float(v) for v in args.fractions.split(",")):
@@ -99,8 +109,22 @@ def main():
             res = solve(design, y, L1(lam), tol=tol, fit_intercept=fi, max_iter=10**7)
             return objective(res.coef, res.intercept), res.n_rules
 
+        def firecy_cd_fit(tol):
+            from firecy.solver._problem import Problem
+
+            problem = Problem(design, y, None, fi)
+            problem.engine.use_active_set = False
+            w = np.zeros(R)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = problem.solve(L1(lam), w, tol, 10**7)
+            return objective(w, res.intercept), int(np.count_nonzero(w))
+
         best = cell.get("best")
-        ladders = {"firecy": run_ladder("firecy", firecy_fit, FIRECY_TOLS, best)}
+        ladders = {"firecy": run_ladder("firecy", firecy_fit, firecy_tols, best)}
+        if args.with_cd and cell["fraction"] in [float(v) for v in args.cd_fractions.split(",")]:
+            cur = min(r[2] for r in ladders["firecy"])
+            ladders["firecy_cd"] = run_ladder("firecy (CD only)", firecy_cd_fit, firecy_tols, cur)
         if not args.firecy_only:
             import skglm
             from sklearn.linear_model import Lasso
@@ -118,7 +142,7 @@ def main():
             ladders["skglm"] = run_ladder("skglm Lasso", skglm_fit, PEER_TOLS, cur)
             if not args.no_sklearn:
                 cur = min(r[2] for rows in ladders.values() for r in rows)
-                ladders["sklearn"] = run_ladder("sklearn Lasso", sklearn_fit, PEER_TOLS[:-1], cur)
+                ladders["sklearn"] = run_ladder("sklearn Lasso", sklearn_fit, PEER_TOLS[1:-1], cur)
         reached = min(r[2] for rows in ladders.values() for r in rows)
         best = reached if best is None else min(best, reached)
         cell["best"] = best
@@ -129,17 +153,17 @@ def main():
             row[name + "_rules"] = hit[0][3] if hit else rows[-1][3]
         summary.append(row)
         print("  " + "  ".join(f"{k}={v:.3f} s" for k, v in row.items()
-                               if k in ("firecy", "skglm", "sklearn")))
+                               if k in ("firecy", "firecy_cd", "skglm", "sklearn")))
     if args.save:
         json.dump(cells, open(args.save, "w"), indent=1)
     print("\nsummary (seconds to within 1e-7 of the best objective; nan: never)")
-    print(f"{'kept':>6} {'icpt':>5} {'rules':>6} {'firecy':>8} {'skglm':>8} {'sklearn':>8} "
-          f"{'skglm/firecy':>13} {'sklearn/firecy':>15}")
+    print(f"{'kept':>6} {'icpt':>5} {'rules':>6} {'firecy':>8} {'CD only':>8} {'skglm':>8} "
+          f"{'sklearn':>8} {'CD/firecy':>10} {'skglm/firecy':>13} {'sklearn/firecy':>15}")
     for r in summary:
-        sk, sl = r.get("skglm", np.nan), r.get("sklearn", np.nan)
+        cd, sk, sl = (r.get(k, np.nan) for k in ("firecy_cd", "skglm", "sklearn"))
         print(f"{r['fraction']:>6.0%} {int(r['fit_intercept']):>5} {r['firecy_rules']:>6} "
-              f"{r['firecy']:>8.3f} {sk:>8.3f} {sl:>8.3f} {sk / r['firecy']:>13.1f} "
-              f"{sl / r['firecy']:>15.1f}")
+              f"{r['firecy']:>8.3f} {cd:>8.3f} {sk:>8.3f} {sl:>8.3f} {cd / r['firecy']:>10.1f} "
+              f"{sk / r['firecy']:>13.1f} {sl / r['firecy']:>15.1f}")
 
 
 if __name__ == "__main__":
