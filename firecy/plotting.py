@@ -137,6 +137,28 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     matplotlib.figure.Figure
         Split-node texts carry the gid ``"firecy-node"``, leaf texts
         ``"firecy-leaf"``.
+
+    Examples
+    --------
+    A FIRE model that keeps two leaves of a depth-2 tree: two split nodes
+    (the root and its right child) and two leaves are drawn.
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> from firecy.plotting import plot_rules
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fig = plot_rules(fire, feature_names=["age", "dose"])
+    >>> def texts(gid):
+    ...     return sorted(t.get_text() for t in fig.findobj(
+    ...         lambda artist: hasattr(artist, "get_gid") and artist.get_gid() == gid))
+    >>> texts("firecy-node")
+    ['age\\n<= 2.0', 'dose\\n<= 15.0']
+    >>> texts("firecy-leaf")     # rank in rules_report, and contribution
+    ['#1\\n+5.5', '#2\\n+3.5']
     """
     Figure = _require_matplotlib()
     import matplotlib as mpl
@@ -227,7 +249,8 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         if title is True:
             from firecy.rules import count_antecedents
 
-            title = (f"{kept.size} rules from {len(parts)} trees, "
+            title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {len(parts)} "
+                     f"tree{'' if len(parts) == 1 else 's'}, "
                      f"{count_antecedents(ensemble, coef)} antecedents (orange)")
         ax.set_title(title, fontsize=fontsize + 2)
     if not kept.size:
@@ -275,6 +298,31 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> from firecy.plotting import plot_path
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, max_rules=3, n_lambdas=5, cv=2, random_state=0).fit(X, y)
+    >>> fig = plot_path(fire.path_, budget=3, label="MCP")
+    >>> ax = fig.axes[0]
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('number of rules', 'validation error')
+
+    The curve is the validation error against the number of rules:
+
+    >>> line = ax.get_lines()[0]
+    >>> line.get_label()
+    'MCP'
+    >>> bool(np.array_equal(line.get_xdata(), fire.path_.n_rules))
+    True
+    >>> bool(np.array_equal(line.get_ydata(), fire.path_.validation_error))
+    True
     """
     Figure = _require_matplotlib()
     n_rules = np.asarray(_get(path, "n_rules"), dtype=float)

@@ -175,10 +175,6 @@ def docstring_problems(obj):
     return problems
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 8: docstrings get Examples after the layout refactor merges; "
-           "then remove this mark")
 @pytest.mark.parametrize("name, obj", PUBLIC_API, ids=[name for name, _ in PUBLIC_API])
 def test_public_object_has_numpydoc_docstring_with_examples(name, obj):
     pytest.importorskip("numpydoc")

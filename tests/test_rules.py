@@ -425,3 +425,21 @@ def test_count_antecedents_matches_brute_force(forest):
     for _ in range(5):
         c = (rng.random(ens.n_rules) < 0.1).astype(float)
         assert count_antecedents(ens, c) == _brute_force_antecedents(rf, ens, c)
+
+
+def test_rules_json_names_default_and_metadata_cannot_replace_its_keys():
+    from sklearn.tree import DecisionTreeRegressor
+
+    from firecy import FIRERegressor
+    from firecy.rules import rules_json
+
+    X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    fire = FIRERegressor(DecisionTreeRegressor(max_depth=2).fit(X, y), lam=0.5,
+                         fusion=0.0).fit(X, y)
+    doc = rules_json(fire, note="kept")
+    assert doc["feature_names"] == ["x0", "x1"] and doc["note"] == "kept"
+    assert rules_json(fire, ["a", "b"])["feature_names"] == ["a", "b"]
+    for key in ("rules", "intercept", "firecy_version"):
+        with pytest.raises(ValueError, match=f"metadata keys \\['{key}'\\]"):
+            rules_json(fire, **{key: 1})

@@ -31,7 +31,48 @@ __all__ = ["main", "build_parser"]
 
 
 def main(argv=None):
-    """Run the ``firecy`` command; returns the exit status."""
+    """Run the ``firecy`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``firecy`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 on bad data (the error is printed on stderr), 130
+        when interrupted. A bad option exits with status 2 (argparse's
+        ``SystemExit``).
+
+    Examples
+    --------
+    Extract five rules from a CSV file and write them as SQL:
+
+    >>> import contextlib, io, os, tempfile
+    >>> from sklearn.datasets import load_diabetes
+    >>> from firecy.cli import main
+    >>> log = io.StringIO()
+    >>> with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(log):
+    ...     csv = os.path.join(tmp, "diabetes.csv")
+    ...     load_diabetes(as_frame=True).frame.to_csv(csv, index=False)
+    ...     status = main(["extract", csv, "--target", "target", "--format", "sql",
+    ...                    "--output", os.path.join(tmp, "rules.sql"), "--max-rules", "5",
+    ...                    "--n-trees", "20", "--n-lambdas", "10", "--cv", "3",
+    ...                    "--n-jobs", "1", "--no-progress"])
+    ...     sql = open(os.path.join(tmp, "rules.sql")).read()
+    >>> status, "CASE WHEN" in sql
+    (0, True)
+    >>> print(log.getvalue())
+    Rules extracted by FIRE (5 rules, ...
+    saved .../rules.sql
+    <BLANKLINE>
+
+    A missing file is an error message (on stderr) and status 1:
+
+    >>> main(["extract", "no_such_file.csv", "--target", "y"])
+    1
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

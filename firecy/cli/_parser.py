@@ -83,7 +83,24 @@ def _add_common(p, *, n_trees=500, max_depth=3):
 
 
 def build_parser():
-    """The argparse parser of the ``firecy`` command."""
+    """The argparse parser of the ``firecy`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With the sub-commands ``demo`` and ``extract``; the parsed
+        arguments' ``func`` runs the command.
+
+    Examples
+    --------
+    >>> from firecy.cli import build_parser
+    >>> args = build_parser().parse_args(
+    ...     ["extract", "data.csv", "--target", "price", "--max-rules", "8"])
+    >>> args.command, args.data, args.target, args.max_rules
+    ('extract', 'data.csv', 'price', 8)
+    >>> args.model, args.format, args.gamma, args.fusion    # the defaults
+    ('rf', 'json', 1.1, 0.5)
+    """
     from firecy import __version__
 
     parser = _Parser(

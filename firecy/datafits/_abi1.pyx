@@ -28,6 +28,36 @@ cdef class Datafit:
     methods, or write the same methods in Python and wrap the object with
     :class:`~firecy.datafits.PythonDatafit` (:func:`~firecy.datafits.as_datafit`
     does it). See docs/datafits.rst.
+
+    Attributes
+    ----------
+    n_rows_used : int
+        How many per-row arrays of the solver's state the datafit uses.
+    exact_curvature : bool
+        Whether ``loss''`` is constant and equal to the curvature bound (then
+        a block update minimises the datafit exactly).
+
+    Examples
+    --------
+    firecy's two losses are Datafits; the ``*_of`` methods evaluate the
+    contract on NumPy arrays. The squared loss has constant curvature 1:
+
+    >>> import numpy as np
+    >>> from firecy.datafits import Datafit, Logistic, Quadratic
+    >>> quad = Quadratic()
+    >>> isinstance(quad, Datafit), quad.exact_curvature
+    (True, True)
+    >>> y, eta = np.array([1.0, 2.0]), np.array([0.0, 2.0])
+    >>> quad.gradient_hessian_of(y, eta)
+    (array([-1.,  0.]), array([1., 1.]))
+    >>> quad.value_of(y, eta, sample_weight=[3.0, 1.0])   # (3 * 0.5 + 1 * 0) / 4
+    0.375
+
+    The logistic loss's curvature is bounded by 1/4:
+
+    >>> logit = Logistic()
+    >>> logit.exact_curvature, logit.curvature_bound_of([0.0, 1.0])
+    (False, array([0.25, 0.25]))
     """
 
     def __cinit__(self):

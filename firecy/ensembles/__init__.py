@@ -39,6 +39,46 @@ def rule_ensemble_from_model(model, feature_names=None) -> RuleEnsemble:
         If the model is not fitted (sklearn's ``NotFittedError`` is a
         ``ValueError``), or cannot be expressed as rules (XGBoost gblinear,
         LightGBM ``linear_tree``, vector-leaf trees).
+
+    Examples
+    --------
+    A depth-2 tree has four leaves, so four rules, each the conjunction of
+    the splits on its path:
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy.ensembles import rule_ensemble_from_model
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> ens = rule_ensemble_from_model(tree, feature_names=["age", "dose"])
+    >>> ens.n_rules, ens.leaf_values
+    (4, array([0., 1., 4., 6.]))
+    >>> [ens.rule_text(j) for j in range(ens.n_rules)]
+    ['age <= 2.0 and dose <= 15.0', 'age <= 2.0 and dose > 15.0',
+     'age > 2.0 and dose <= 15.0', 'age > 2.0 and dose > 15.0']
+
+    The design has one column per rule, holding the leaf's value on the rows
+    that land in it; with every weight 1 it gives back the tree's prediction:
+
+    >>> M = ens.design(X).toarray()
+    >>> M[:4]
+    array([[0., 0., 0., 0.],
+           [0., 1., 0., 0.],
+           [0., 0., 4., 0.],
+           [0., 0., 0., 6.]])
+    >>> bool(np.allclose(M.sum(axis=1), tree.predict(X)))
+    True
+
+    XGBoost and LightGBM models work the same way:
+
+    >>> import xgboost
+    >>> booster = xgboost.XGBRegressor(n_estimators=2, max_depth=2).fit(X, y)
+    >>> ens = rule_ensemble_from_model(booster)
+    >>> ens.source, ens.n_trees
+    ('xgboost', 2)
+    >>> bool(np.allclose(ens.predict_raw(X), booster.predict(X, output_margin=True), atol=1e-5))
+    True
     """
     return RuleEnsemble.from_model(model, feature_names=feature_names)
 

@@ -88,6 +88,32 @@ class Condition:
     -----
     Conditions are immutable and hashable; two conditions compare equal when
     all their fields do (two NaN thresholds count as equal).
+
+    Examples
+    --------
+    A numeric split; a missing value satisfies it only with ``missing=True``:
+
+    >>> import numpy as np
+    >>> from firecy.ensembles import Condition
+    >>> cond = Condition(0, "<=", 2.5)
+    >>> cond.to_text(["age"])
+    'age <= 2.5'
+    >>> X = np.array([[1.0], [2.5], [3.0], [np.nan]])
+    >>> cond.evaluate(X)
+    array([ True,  True, False, False])
+    >>> Condition(0, "<=", 2.5, missing=True).evaluate(X)
+    array([ True,  True, False,  True])
+
+    A categorical split reads a number as a category code (truncated, as
+    LightGBM does):
+
+    >>> colour = Condition(1, "in", categories=(1, 4))
+    >>> colour.to_text(["age", "colour"])
+    'colour in {1, 4}'
+    >>> colour.evaluate(np.array([[0.0, 1.0], [0.0, 4.7], [0.0, 2.0]]))
+    array([ True,  True, False])
+    >>> Condition(0, "<=", 2.5) == cond
+    True
     """
 
     feature: int

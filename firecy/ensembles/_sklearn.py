@@ -12,6 +12,12 @@ import sklearn
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:  # scikit-learn < 1.6
+    def validate_data(estimator, X, ensure_all_finite=True, **kwargs):
+        return estimator._validate_data(X, force_all_finite=ensure_all_finite, **kwargs)
+
 from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
 
 
@@ -155,12 +161,19 @@ class GradientBoostingAdapter(Adapter):
                 blocks.append(Block(tree_structure(tree_), values, k, lr, i * K + k))
         self.blocks = blocks
 
+    def _checked(self, X):
+        """X validated by the boosting model itself (feature names checked
+        against its own): its apply() and _raw_predict_init() hand a
+        DataFrame to trees fitted without names, which warn about it."""
+        return validate_data(self.model, X, reset=False, dtype=np.float32,
+                             accept_sparse="csr", ensure_all_finite="allow-nan")
+
     def apply(self, X):
-        ids = self.model.apply(X)
+        ids = self.model.apply(self._checked(X))
         return ids.reshape(ids.shape[0], -1)
 
     def baseline(self, X):
-        raw = np.asarray(self.model._raw_predict_init(X), dtype=np.float64)
+        raw = np.asarray(self.model._raw_predict_init(self._checked(X)), dtype=np.float64)
         return raw[:, 0] if self.n_outputs == 1 else raw
 
     def predict_raw(self, X):

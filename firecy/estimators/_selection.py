@@ -43,6 +43,8 @@ class FIREPath(PathResult):
 
     Attributes
     ----------
+    lambdas, coefs, intercepts, objectives, n_rules, n_iter, converged, lambda_max
+        As in :class:`firecy.solver.PathResult`, on the full data.
     params : dict
         The fixed penalty parameters of this path (``gamma``, ``fusion``,
         ``group_l0``, or ``penalty`` for a user penalty object).
@@ -65,6 +67,32 @@ class FIREPath(PathResult):
     Notes
     -----
     Dict-style access works too: ``path["lambdas"]``, ``path.keys()``.
+
+    Examples
+    --------
+    A fitted :class:`~firecy.FIRERegressor` keeps its path in ``path_``; the
+    selected point has the smallest validation error within the budget:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from firecy import FIRERegressor
+    >>> from firecy.estimators import FIREPath
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> rf = RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
+    >>> fire = FIRERegressor(rf, max_rules=5, n_lambdas=10, cv=3, random_state=0).fit(X, y)
+    >>> path = fire.path_
+    >>> isinstance(path, FIREPath), path.params
+    (True, {'gamma': 1.1, 'fusion': 0.5, 'group_l0': 0.0})
+    >>> bool(np.all(path.n_rules[path.eligible] <= 5))
+    True
+    >>> best = int(np.argmin(np.where(path.eligible, path.validation_error, np.inf)))
+    >>> bool(path.lambdas[best] == fire.lambda_), bool(path.n_rules[best] == fire.n_rules_)
+    (True, True)
+    >>> bool(np.array_equal(path.coefs[best], fire.coef_))
+    True
+    >>> path["validation_error"] is path.validation_error
+    True
     """
 
     params: dict = field(default_factory=dict)

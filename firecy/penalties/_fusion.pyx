@@ -89,7 +89,31 @@ cdef class FusedPenalty(Penalty):
     The sparsity term is ``lam |w_j|`` (``gamma == 0``) or the curvature-
     scaled MCP of :class:`MCP` (``gamma > 0``), absent when ``has_sparsity``
     is False; the fusion term is ``lam_fusion() = fusion * lam`` times
-    the block's total variation.
+    the block's total variation. Build one of its subclasses,
+    :class:`Fusion`, :class:`L1Fusion` or :class:`MCPFusion`; ``lam`` is the
+    path parameter (λ_s; for :class:`Fusion`, the fusion strength).
+
+    Attributes
+    ----------
+    fusion : float
+        λ_f / λ_s: the fusion term is ``fusion * lam`` times the total
+        variation (1 for :class:`Fusion`).
+    gamma : float
+        The MCP concavity of the sparsity term; 0 for the L1 term.
+    has_sparsity : bool
+        Whether there is a sparsity term (False for :class:`Fusion`).
+
+    Examples
+    --------
+    >>> from firecy.penalties import FusedPenalty, L1Fusion
+    >>> pen = L1Fusion(1.0, fusion=0.5)
+    >>> isinstance(pen, FusedPenalty), pen.has_sparsity, pen.gamma
+    (True, True, 0.0)
+
+    Its value is ``lam * sum |w_j| + fusion * lam * sum |w_j - w_{j-1}|``:
+
+    >>> pen.value_of([2.0, 2.0, 0.0, 0.0])    # 1 * 4 + 0.5 * 1 * 2
+    5.0
     """
 
     cdef double lam_fusion(self) noexcept nogil:
@@ -240,6 +264,20 @@ cdef class Fusion(FusedPenalty):
         path parameter scales the fusion term: ``fusion`` is 1),
         non-negative. The level of a block is not penalised, so
         ``lambda_max`` is infinite unless the gradient sums to zero.
+
+    Examples
+    --------
+    Its prox is the 1-D fused lasso (:func:`fused_lasso`): the two levels
+    of a step move towards each other by ``lam / 2``, the mean is kept.
+
+    >>> from firecy.penalties import Fusion
+    >>> pen = Fusion(0.5)
+    >>> pen.value_of([0.0, 0.0, 3.0, 3.0])
+    1.5
+    >>> pen.prox_of([0.0, 0.0, 3.0, 3.0])
+    array([0.25, 0.25, 2.75, 2.75])
+    >>> pen.lambda_max_of([1.0, -1.0]), pen.lambda_max_of([1.0, 1.0])
+    (1.0, inf)
     """
 
     def __init__(self, double lam=1.0):
@@ -271,6 +309,19 @@ cdef class L1Fusion(FusedPenalty):
         Sparsity strength (λ_s), non-negative.
     fusion : float, default=0.5
         λ_f / λ_s, non-negative (the same as ``FIRERegressor``'s ``fusion``).
+
+    Examples
+    --------
+    The prox fuses neighbours into segments and soft-thresholds the
+    segments: two close weights share one value, two small ones drop out.
+
+    >>> import numpy as np
+    >>> from firecy.penalties import L1Fusion
+    >>> pen = L1Fusion(1.0, fusion=0.5)
+    >>> pen.value_of([2.0, 2.0, 0.0, 0.0])    # 1 * (2 + 2) + 0.5 * 1 * |0 - 2|
+    5.0
+    >>> np.round(pen.prox_of([3.0, 3.2, -0.2, 0.1]), 12)
+    array([1.85, 1.85, 0.  , 0.  ])
     """
 
     def __init__(self, double lam=1.0, double fusion=0.5):
@@ -299,6 +350,21 @@ cdef class MCPFusion(FusedPenalty):
         Concavity, > 1.
     fusion : float, default=0.5
         λ_f / λ_s, non-negative (the same as ``FIRERegressor``'s ``fusion``).
+
+    Examples
+    --------
+    As :class:`L1Fusion`, neighbours fuse and small segments drop out; but a
+    segment beyond ``gamma * lam`` (in units of the curvature) is not shrunk
+    by the sparsity term, only pulled by the fusion term towards its
+    neighbour:
+
+    >>> import numpy as np
+    >>> from firecy.penalties import L1Fusion, MCPFusion
+    >>> z = [5.0, 5.2, 0.4, 0.1]
+    >>> np.round(MCPFusion(1.0, gamma=3.0, fusion=0.5).prox_of(z, curvature=1.0), 12)
+    array([4.85, 4.85, 0.  , 0.  ])
+    >>> np.round(L1Fusion(1.0, fusion=0.5).prox_of(z), 12)
+    array([3.85, 3.85, 0.  , 0.  ])
     """
 
     def __init__(self, double lam=1.0, double gamma=3.0, double fusion=0.5):

@@ -132,13 +132,20 @@ def bind_ensemble(penalty, ensemble):
 
     Examples
     --------
-    >>> from sklearn.datasets import make_regression
-    >>> from sklearn.ensemble import RandomForestRegressor
+    :class:`LengthWeightedL1` reads the length of each rule, after merging
+    redundant conditions (``x0 <= 2.5 and x0 <= 1.5`` is one condition; an
+    interval is two):
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
     >>> from firecy.ensembles import rule_ensemble_from_model
     >>> from firecy.penalties import LengthWeightedL1, bind_ensemble
-    >>> X, y = make_regression(50, 3, random_state=0)
-    >>> rf = RandomForestRegressor(2, max_depth=2, random_state=0).fit(X, y)
-    >>> bind_ensemble(LengthWeightedL1(0.1, base=2.0), rule_ensemble_from_model(rf)).weights
-    array([4., 4., 4., 2., 4., 4., 4., 4.])
+    >>> from firecy.rules import format_conditions
+    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), [0.0, 0.0, 1.0, 5.0]
+    >>> ens = rule_ensemble_from_model(DecisionTreeRegressor(max_depth=2).fit(X, y))
+    >>> [format_conditions(rule) for rule in ens.rules]
+    ['x0 <= 1.5', '1.5 < x0 <= 2.5', 'x0 > 2.5']
+    >>> bind_ensemble(LengthWeightedL1(0.1, base=2.0), ens).weights
+    array([2., 4., 2.])
     """
     return as_penalty(penalty).bind_ensemble(ensemble)

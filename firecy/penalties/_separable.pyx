@@ -89,6 +89,26 @@ cdef class L1(SeparablePenalty):
     ----------
     lam : float, default=1.0
         Sparsity strength (λ_s), non-negative.
+
+    Examples
+    --------
+    >>> from firecy.penalties import L1
+    >>> pen = L1(0.5)
+    >>> pen.value_of([2.0, -1.0])
+    1.5
+
+    Its prox is soft-thresholding at ``lam / step``: entries within it go
+    to zero, the others shrink towards zero by it.
+
+    >>> pen.prox_of([2.0, -0.3, 0.5, -1.0])
+    array([ 1.5,  0. ,  0. , -0.5])
+    >>> pen.prox_of([2.0, -0.3, 0.5, -1.0], step=2.0)
+    array([ 1.75, -0.05,  0.25, -0.75])
+
+    ``w = 0`` is stationary once ``lam`` reaches the largest ``|gradient|``:
+
+    >>> pen.lambda_max_of([0.2, -0.8])
+    0.8
     """
 
     def __init__(self, double lam=1.0):
@@ -114,6 +134,24 @@ cdef class MCP(SeparablePenalty):
     gamma : float, default=3.0
         Concavity, > 1. Close to 1 selects almost like L0, large values
         behave like the lasso.
+
+    Examples
+    --------
+    With unit step and curvature the prox is firm thresholding: zero up to
+    ``lam``, a steeper line up to ``gamma * lam``, and no shrinkage beyond
+    (where the lasso would still shrink by ``lam``).
+
+    >>> from firecy.penalties import L1, MCP
+    >>> pen = MCP(1.0, gamma=3.0)
+    >>> pen.prox_of([0.5, 2.0, 4.0], curvature=1.0)
+    array([0. , 1.5, 4. ])
+    >>> L1(1.0).prox_of([0.5, 2.0, 4.0])
+    array([0., 1., 3.])
+
+    Its value is flat at ``gamma * lam**2 / 2`` beyond ``gamma * lam``:
+
+    >>> float(pen.value_of([4.0], curvature=1.0)), float(pen.value_of([9.0], curvature=1.0))
+    (1.5, 1.5)
     """
 
     def __init__(self, double lam=1.0, double gamma=3.0):

@@ -67,6 +67,26 @@ def float64_comparison(op, threshold, dtype="float32"):
     (op64, t64) : (str, float)
         For every float64 ``x`` that is not NaN, ``x op64 t64`` holds if and
         only if ``dtype(x) op threshold`` does.
+
+    Examples
+    --------
+    scikit-learn rounds the input to float32 before it compares: 0.50000001
+    is 0.5 in float32, so it satisfies ``x <= 0.5`` there but not in float64.
+    The equivalent float64 comparison moves the threshold to the halfway
+    point to the next float32:
+
+    >>> import numpy as np
+    >>> from firecy.rules import float64_comparison
+    >>> op64, t64 = float64_comparison("<=", 0.5)
+    >>> op64, t64
+    ('<=', 0.5000000298023224)
+    >>> x = 0.50000001
+    >>> bool(np.float32(x) <= 0.5), x <= 0.5, x <= t64
+    (True, False, True)
+    >>> float64_comparison("<", 0.5)
+    ('<', 0.4999999850988388)
+    >>> float64_comparison("<=", 0.5, dtype="float64")
+    ('<=', 0.5)
     """
     if op not in _COMPLEMENT:
         raise ValueError(f"not a numeric operator: {op!r}")
@@ -299,6 +319,38 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
     ValueError
         If the ensemble's baseline varies by row (a gradient boosting model
         with a custom ``init`` estimator).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> from firecy.rules import rules_python
+    >>> source = rules_python(fire, feature_names=["age", "dose"])
+    >>> print(source[source.index("def predict"):].strip())
+    def predict(row):
+        ...
+        x0 = _num(row['age'])
+        x1 = _num(row['dose'])
+        out = ...
+        # tree 0
+        if (x0 is None or x0 > 2.0000001192092896) and (x1 is not None and x1 <= 15.000000476837158):
+            out += ...
+        elif (x0 is None or x0 > 2.0000001192092896) and (x1 is None or x1 > 15.000000476837158):
+            out += ...
+        return out
+
+    The function gives the estimator's predictions, without firecy:
+
+    >>> namespace = {}
+    >>> exec(source, namespace)
+    >>> rows = [{"age": a, "dose": d} for a, d in X]
+    >>> bool(np.allclose([namespace["predict"](row) for row in rows], fire.predict(X)))
+    True
     """
     if not str(function_name).isidentifier():
         raise ValueError(f"function_name must be a Python identifier, got {function_name!r}")
@@ -328,7 +380,42 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     Returns
     -------
     str
-        E.g. ``SELECT <expression> AS prediction FROM data``.  Numeric
+        One SQL expression (after a comment line naming its source), to
+        use as ``SELECT <expression> AS prediction FROM data``.  Numeric
         columns are assumed finite or NULL (SQL has no NaN).
+
+    Examples
+    --------
+    scikit-learn's float32 comparisons become the equivalent float64 ones
+    (``dose <= 15`` in float32 is ``dose <= 15.000000476837158``):
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> from firecy.rules import rules_sql
+    >>> sql = rules_sql(fire, feature_names=["age", "dose"], alias="prediction")
+    >>> print(sql)
+    /* Rules extracted by firecy ... */
+    ...
+      + CASE WHEN ("age" IS NULL OR "age" > 2.0000001192092896)
+                  AND ("dose" IS NOT NULL AND "dose" <= 15.000000476837158) THEN ...
+             WHEN ("age" IS NULL OR "age" > 2.0000001192092896)
+                  AND ("dose" IS NULL OR "dose" > 15.000000476837158) THEN ...
+             ELSE 0.0 END  /* tree 0 */
+      AS "prediction"
+
+    The database then computes the estimator's predictions:
+
+    >>> import sqlite3
+    >>> db = sqlite3.connect(":memory:")
+    >>> _ = db.execute('CREATE TABLE data ("age" REAL, "dose" REAL)')
+    >>> _ = db.executemany("INSERT INTO data VALUES (?, ?)", X.tolist())
+    >>> got = [value for value, in db.execute(f"SELECT {sql} FROM data")]
+    >>> bool(np.allclose(got, fire.predict(X)))
+    True
     """
     return render_sql(export_plan(model, coef, intercept, feature_names), columns, alias)

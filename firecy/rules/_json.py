@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
+from firecy.rules._inputs import feature_names_of
 from firecy.rules._report import estimator_intercept
 from firecy.rules._simplify import CATEGORICAL, simplify_conditions
 from firecy.rules._table import rules_table
@@ -41,14 +42,15 @@ def condition_dict(c, names):
     return d
 
 
-def rules_json(est, feature_names, X=None, **metadata):
+def rules_json(est, feature_names=None, X=None, **metadata):
     """The rules of a fitted FIRE estimator as a JSON-ready dict.
 
     Parameters
     ----------
     est : fitted FIRE estimator
-    feature_names : sequence of str
-        Names to print the rules with.
+    feature_names : sequence of str, optional
+        Names to print the rules with. Default: the estimator's
+        ``feature_names_in_``, else the ensemble's names, else ``x0, x1, ...``.
     X : array-like of shape (n_samples, n_features), optional
         Data to measure each rule's support on, and to read the ensemble's
         baseline from (see :func:`rules_report`).
@@ -60,9 +62,34 @@ def rules_json(est, feature_names, X=None, **metadata):
     dict
         ``intercept`` (the estimator's ``intercept_`` plus the ensemble's
         baseline), ``rules`` (the rows of :func:`rules_table` with each
-        rule's simplified ``conditions``), the counts, and ``metadata``.
+        rule's simplified ``conditions``), the counts, and the ``metadata``
+        entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> import json
+    >>> from firecy.rules import rules_json
+    >>> doc = json.loads(json.dumps(rules_json(fire, ["age", "dose"], X, data="doses.csv")))
+    >>> doc["n_rules"], doc["n_antecedents"], doc["data"]
+    (2, 2, 'doses.csv')
+    >>> rule = doc["rules"][0]
+    >>> rule["rule"], round(rule["contribution"], 6), rule["support"]
+    ('age > 2.0 and dose > 15.0', 5.5, 0.25)
+    >>> [(c["feature"], c["op"], c["threshold"], c["dtype"]) for c in rule["conditions"]]
+    [('age', '>', 2.0, 'float32'), ('dose', '>', 15.0, 'float32')]
     """
     ens = est.ensemble_
+    if feature_names is None:
+        feature_names = feature_names_of(ens, getattr(est, "feature_names_in_", None))
+    if feature_names is None:
+        feature_names = [f"x{i}" for i in range(int(ens.n_features_in))]
     intercept, note = estimator_intercept(est, X)
     rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
     for r in rows:
@@ -72,9 +99,7 @@ def rules_json(est, feature_names, X=None, **metadata):
             r[k] = json_value(v)
     from firecy import __version__
 
-    return {
-        "firecy_version": __version__,
-        **{k: json_value(v) for k, v in metadata.items()},
+    own = {
         "source": ens.source,
         "feature_names": list(feature_names),
         # intercept_ plus the ensemble's baseline (a boosting model's initial
@@ -88,3 +113,8 @@ def rules_json(est, feature_names, X=None, **metadata):
         "prediction": "intercept + sum of the contributions of the rules a row satisfies",
         "rules": rows,
     }
+    clash = sorted(set(metadata) & (set(own) | {"firecy_version"}))
+    if clash:
+        raise ValueError(f"metadata keys {clash} are rules_json's own keys; rename them")
+    return {"firecy_version": __version__,
+            **{k: json_value(v) for k, v in metadata.items()}, **own}

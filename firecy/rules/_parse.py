@@ -24,13 +24,30 @@ __all__ = ["ParsedCondition", "RuleParseError", "parse_rule", "evaluate_parsed",
            "library_reading"]
 
 ParsedCondition = namedtuple("ParsedCondition", "feature op value missing zero_missing")
-ParsedCondition.__doc__ = """One condition read from a rule's text.
+ParsedCondition.__doc__ = """One condition read from a rule's text (a named tuple).
 
-feature : int (index into ``feature_names``); op : one of ``<= < > >= in
-"not in"``; value : float, or frozenset of categories for ``in``/``not in``;
-missing : whether a missing value satisfies it (the ``(or ...missing)``
-suffix); zero_missing : whether 0 counts as missing (LightGBM's zero-as-missing
-suffixes).
+:func:`parse_rule` returns them; :func:`evaluate_parsed` applies them.
+
+Parameters
+----------
+feature : int
+    Index into ``feature_names``.
+op : {"<=", "<", ">", ">=", "in", "not in"}
+value : float or frozenset
+    The threshold as written, or the categories of ``in`` / ``not in``.
+missing : bool
+    Whether a missing value satisfies it (the ``(or ...missing)`` suffix).
+zero_missing : bool
+    Whether 0 counts as missing (LightGBM's zero-as-missing suffixes).
+
+Examples
+--------
+>>> from firecy.rules import ParsedCondition, parse_rule
+>>> parse_rule("colour in {1, 4} (or missing)", ["colour"])
+[ParsedCondition(feature=0, op='in', value=frozenset({1, 4}), missing=True, zero_missing=False)]
+>>> cond = ParsedCondition(1, "<=", 2.5, False, False)
+>>> parse_rule("x1 <= 2.5") == [cond]
+True
 """
 
 _NUM_RE = re.compile(
@@ -40,7 +57,21 @@ _OPS_AFTER_NAME = ("not in", "in", "<=", ">=", "<", ">")
 
 
 class RuleParseError(ValueError):
-    """A rule text that :func:`parse_rule` cannot read."""
+    """A rule text that :func:`parse_rule` cannot read.
+
+    A :class:`ValueError`; its message says where the text stops making sense.
+
+    Examples
+    --------
+    >>> from firecy.rules import RuleParseError, parse_rule
+    >>> try:
+    ...     parse_rule("age >> 40", ["age"])
+    ... except RuleParseError as err:
+    ...     print(err)
+    expected a feature name at position 0 of 'age >> 40'
+    >>> issubclass(RuleParseError, ValueError)
+    True
+    """
 
 
 def parse_rule(text, feature_names=None):
@@ -67,6 +98,34 @@ def parse_rule(text, feature_names=None):
     the library selects, round both them and the input to the library's
     precision (float32 for scikit-learn and XGBoost, float64 for LightGBM)
     before comparing, as :func:`evaluate_parsed` does.
+
+    Examples
+    --------
+    >>> from firecy.rules import parse_rule
+    >>> for cond in parse_rule("bmi <= 0.0294 and 0.5 < s5 <= 2.0 (or missing)",
+    ...                        ["bmi", "s5"]):
+    ...     print(cond)
+    ParsedCondition(feature=0, op='<=', value=0.0294, missing=False, zero_missing=False)
+    ParsedCondition(feature=1, op='>', value=0.5, missing=True, zero_missing=False)
+    ParsedCondition(feature=1, op='<=', value=2.0, missing=True, zero_missing=False)
+
+    A printed rule of a fitted ensemble, read back, selects the rows of its
+    leaf:
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy.ensembles import rule_ensemble_from_model
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> ens = rule_ensemble_from_model(tree)
+    >>> from firecy.rules import evaluate_parsed, library_reading, rule_text
+    >>> text = rule_text(ens, 2)
+    >>> text
+    'x0 > 2.0 and x1 <= 15.0'
+    >>> rows = evaluate_parsed(parse_rule(text), X, **library_reading(ens))
+    >>> bool(np.array_equal(rows, tree.apply(X) == ens.leaf_node_ids[2]))
+    True
     """
     text = text.strip()
     if text == ALL_ROWS:
@@ -211,6 +270,21 @@ def evaluate_parsed(parsed, X, dtype="float64", zero_threshold=0.0, unseen_label
     Returns
     -------
     ndarray of bool, shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from firecy.rules import evaluate_parsed, parse_rule
+    >>> X = [[1.0, 0.0], [np.nan, 0.0], [3.0, 0.0], [1.0, 5.0]]
+    >>> evaluate_parsed(parse_rule("x0 <= 2.0 (or missing) and x1 < 1"), X)
+    array([ True,  True, False, False])
+
+    The precision matters at the threshold: in float32, 0.1000000001 and
+    the threshold 0.1 are the same number.
+
+    >>> rule = parse_rule("x0 <= 0.1")
+    >>> evaluate_parsed(rule, [[0.1000000001]]), evaluate_parsed(rule, [[0.1000000001]], "float32")
+    (array([False]), array([ True]))
     """
     unseen_labels = unseen_labels or {}
     if not hasattr(X, "iloc"):
@@ -263,6 +337,10 @@ def _as_condition(parsed, dtype, zero_threshold, by_label=False):
 def library_reading(ensemble):
     """How the ensemble's library reads its input, for :func:`evaluate_parsed`.
 
+    Parameters
+    ----------
+    ensemble : RuleEnsemble
+
     Returns
     -------
     dict
@@ -271,6 +349,29 @@ def library_reading(ensemble):
         kZeroThreshold for LightGBM, else 0; ``unseen_labels``: for XGBoost,
         the labels of each feature it re-codes by label (it reads an unseen
         label as the next of them in sorted order).
+
+    Examples
+    --------
+    A scikit-learn tree rounds its input to float32: 15.0000001 is 15.0 to
+    it, so it goes left at ``x1 <= 15.0``; read in float64 it would not.
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy.ensembles import rule_ensemble_from_model
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> ens = rule_ensemble_from_model(tree)
+    >>> from firecy.rules import evaluate_parsed, library_reading, parse_rule
+    >>> reading = library_reading(ens)
+    >>> reading
+    {'dtype': 'float32', 'zero_threshold': 0.0, 'unseen_labels': {}}
+    >>> rule = parse_rule("x0 <= 2.0 and x1 <= 15.0")
+    >>> row = [[1.0, 15.0000001]]
+    >>> evaluate_parsed(rule, row, **reading), evaluate_parsed(rule, row)
+    (array([ True]), array([False]))
+    >>> bool(tree.apply(np.array(row))[0] == ens.leaf_node_ids[0])   # the tree agrees
+    True
     """
     adapter = getattr(ensemble, "_adapter", None)
     rule = getattr(adapter, "split_rule", None)

@@ -69,6 +69,23 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         +<contribution>", largest contribution first and numbered as in
         :func:`firecy.plotting.plot_rules`, then the numbers of rules, trees
         and distinct antecedents.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> from firecy.rules import rules_report
+    >>> print(rules_report(fire, feature_names=["age", "dose"]))
+    intercept: 0.5
+    prediction = intercept + the contributions of the rules a row satisfies
+    1. if age > 2.0 and dose > 15.0 then +5.5   (tree 0)
+    2. if age > 2.0 and dose <= 15.0 then +3.5   (tree 0)
+    2 rules from 1 tree..., 2 distinct antecedents (split nodes to read)
     """
     baseline_note = ""
     if is_estimator(ensemble) and intercept is None:
@@ -106,7 +123,11 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
             lines.append(f"... and {len(krows) - max_rules} more")
     n_trees = len(set(r["tree"] for r in rows))
     lines.append(
-        f"{len(rows)} rules from {n_trees} trees, "
+        f"{len(rows)} {_plural(len(rows), 'rule')} from {n_trees} {_plural(n_trees, 'tree')}, "
         f"{count_antecedents(ensemble, coef)} distinct antecedents (split nodes to read)"
     )
     return "\n".join(lines)
+
+
+def _plural(n, word):
+    return word if n == 1 else word + "s"

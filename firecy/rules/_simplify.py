@@ -104,6 +104,32 @@ def simplify_conditions(conditions):
         feature the lower bound comes before the upper bound, then any
         categorical condition.  A row satisfies all of them if and only if it
         satisfies all of ``conditions``.
+
+    Examples
+    --------
+    Two upper bounds on ``x0`` merge into the tighter one; the lower bound
+    comes first:
+
+    >>> from firecy.ensembles import Condition
+    >>> from firecy.rules import simplify_conditions
+    >>> rule = [Condition(0, "<=", 5.0), Condition(1, ">", 0.5),
+    ...         Condition(0, "<=", 10.0), Condition(0, ">", 1.0)]
+    >>> [c.to_text() for c in simplify_conditions(rule)]
+    ['x0 > 1.0', 'x0 <= 5.0', 'x1 > 0.5']
+
+    A merged bound lets a missing value through only if every bound did:
+
+    >>> merged, = simplify_conditions([Condition(0, "<=", 5.0, missing=True),
+    ...                                Condition(0, "<=", 10.0)])
+    >>> merged.threshold, merged.missing
+    (5.0, False)
+
+    Categorical conditions merge into one set:
+
+    >>> merged, = simplify_conditions([Condition(2, "in", categories=(1, 2, 3)),
+    ...                                Condition(2, "not in", categories=(2,))])
+    >>> merged.to_text()
+    'x2 in {1, 3}'
     """
     groups = {}
     first_seen = {}

@@ -72,6 +72,28 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         ``column``: its index j in ``coef`` and in the ensemble's design.
         A multi-output ensemble (multi-class forest) adds a first column
         ``class``: the output the rule contributes to.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> from firecy.rules import rules_table
+    >>> table = rules_table(fire, feature_names=["age", "dose"], X=X, as_frame=False)
+    >>> [(row["rule"], round(row["contribution"], 6), row["support"]) for row in table]
+    [('age > 2.0 and dose > 15.0', 5.5, 0.25), ('age > 2.0 and dose <= 15.0', 3.5, 0.25)]
+
+    A rule adds ``weight * leaf_value`` to the rows it holds on:
+
+    >>> row = table[0]
+    >>> bool(np.isclose(row["contribution"], row["weight"] * row["leaf_value"]))
+    True
+    >>> bool(np.isclose(fire.intercept_ + row["contribution"], fire.predict([[3.0, 20.0]])[0]))
+    True
     """
     ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:

@@ -46,6 +46,22 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> from firecy.ensembles import Condition
+    >>> from firecy.rules import format_conditions
+    >>> rule = [Condition(0, "<=", 5.0), Condition(0, "<=", 10.0),
+    ...         Condition(1, ">", 0.5), Condition(0, ">", 1.0)]
+    >>> format_conditions(rule, ["age", "dose"])
+    '1.0 < age <= 5.0 and dose > 0.5'
+    >>> format_conditions(rule, simplify=False)
+    'x0 <= 5.0 and x0 <= 10.0 and x1 > 0.5 and x0 > 1.0'
+    >>> format_conditions([Condition(1, "<", 0.123456, missing=True)],
+    ...                   show_missing=True, precision=3)
+    'x1 < 0.123 (or missing)'
+    >>> format_conditions([])
+    '(all rows)'
     """
     conds = simplify_conditions(conditions) if simplify else list(conditions)
     if any(c.labels and not c.is_categorical for c in conds):
@@ -103,7 +119,41 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
 
 
 def rule_text(ensemble, j, feature_names=None, *, show_missing=False, precision=None):
-    """The text of rule (leaf column) ``j`` of ``ensemble``."""
+    """The text of rule (leaf column) ``j`` of ``ensemble``.
+
+    Parameters
+    ----------
+    ensemble : RuleEnsemble
+    j : int
+        The rule's column in the ensemble's design.
+    feature_names : sequence of str, optional
+        Default: the ensemble's ``feature_names``.
+    show_missing : bool or collection of int, default=False
+        Missing-value suffixes, as in :func:`format_conditions`.
+    precision : int, optional
+        Round thresholds to this many significant digits (default: exact).
+
+    Returns
+    -------
+    str
+        The rule's conditions, simplified (:func:`format_conditions`).
+
+    Examples
+    --------
+    The four leaves of a depth-2 tree, left to right:
+
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy.ensembles import rule_ensemble_from_model
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> ens = rule_ensemble_from_model(tree)
+    >>> from firecy.rules import rule_text
+    >>> [rule_text(ens, j, ["age", "dose"]) for j in range(ens.n_rules)]
+    ['age <= 2.0 and dose <= 15.0', 'age <= 2.0 and dose > 15.0',
+     'age > 2.0 and dose <= 15.0', 'age > 2.0 and dose > 15.0']
+    """
     names = feature_names_of(ensemble, feature_names)
     return format_conditions(ensemble.rules[j], names, show_missing=show_missing,
                              precision=precision)

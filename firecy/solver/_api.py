@@ -142,7 +142,12 @@ def lambda_max(design, y, penalty, *, datafit="quadratic", offset=None, block_pt
 
     Computed in closed form from the datafit's gradient at ``w = 0`` with the
     optimal intercept (for the logistic loss the intercept is solved to
-    convergence first). Parameters as in :func:`solve`.
+    convergence first).
+
+    Parameters
+    ----------
+    design, y, penalty, datafit, offset, block_ptr, sample_weight, fit_intercept
+        As in :func:`solve` (the penalty's own ``lam`` is not used).
 
     Returns
     -------
@@ -150,12 +155,23 @@ def lambda_max(design, y, penalty, *, datafit="quadratic", offset=None, block_pt
 
     Examples
     --------
+    For the lasso it is the largest ``|M^T (y - mean(y))| / n``:
+
     >>> import numpy as np
     >>> from firecy.penalties import L1
-    >>> from firecy.solver import lambda_max
+    >>> from firecy.solver import lambda_max, solve
     >>> M = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
-    >>> float(lambda_max(M, [0.0, 1.0, 2.0, 3.0], L1(), block_ptr=[0, 2]))
+    >>> y = [0.0, 1.0, 2.0, 3.0]
+    >>> float(lambda_max(M, y, L1(), block_ptr=[0, 2]))
     0.5
+
+    At ``lam = 0.5`` every weight is zero; just below, both columns (equally
+    correlated with ``y``) enter:
+
+    >>> solve(M, y, L1(0.5), block_ptr=[0, 2]).n_rules
+    0
+    >>> solve(M, y, L1(0.45), block_ptr=[0, 2]).n_rules
+    2
     """
     problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
     return problem.lambda_max(check_penalty(penalty))

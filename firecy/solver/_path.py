@@ -91,6 +91,8 @@ def group_l0_path(design, y, penalty, *, datafit="quadratic", offset=None, block
         decrease a block update of one tree achieves from w = 0, above which
         no tree is kept; for the squared loss on trees that is the exact
         decrease) down to ``eps * lam0_max``.
+    n_lam0s : int, default=20
+        Number of grid points when ``lam0s`` is not given.
     design, y, datafit, offset, block_ptr, sample_weight, eps, max_rules, fit_intercept, tol, max_iter, progress
         As in :func:`fire_path`.
 

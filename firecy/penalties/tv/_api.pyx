@@ -101,6 +101,22 @@ def fused_lasso(y, lam):
     Adding ``lam1 * ||x||_1`` to this (equal-weight) problem is solved exactly
     by soft-thresholding the result at ``lam1``; with unequal weights it is
     not (use :func:`fused_lasso_weighted`).
+
+    Examples
+    --------
+    A noisy step: each level is fitted by one value, and the two values
+    move towards each other by ``lam / 2`` (``lam`` spread over a segment
+    of two).
+
+    >>> import numpy as np
+    >>> from firecy.penalties import fused_lasso
+    >>> np.round(fused_lasso([0.0, 0.2, 3.0, 2.8], 0.5), 12)
+    array([0.35, 0.35, 2.65, 2.65])
+
+    A large enough ``lam`` fuses everything into the mean:
+
+    >>> fused_lasso([1.0, 3.0, 0.0, 2.0], 1.0)
+    array([1.5, 1.5, 1.5, 1.5])
     """
     cdef const double[::1] y_view
     cdef double[::1] out_view, work_view
@@ -208,6 +224,30 @@ def fused_lasso_weighted(z, lam_tv, weights=None, lam1=0.0, gamma=None,
     See Also
     --------
     fused_lasso : the unweighted problem (faster).
+
+    Examples
+    --------
+    With unit weights and no sparsity term it is :func:`fused_lasso`; an L1
+    term then soft-thresholds the fused segments (exactly, since the weights
+    are equal):
+
+    >>> import numpy as np
+    >>> from firecy.penalties import fused_lasso, fused_lasso_weighted
+    >>> z = [0.0, 0.2, 3.0, 2.8]
+    >>> bool(np.allclose(fused_lasso_weighted(z, 0.5), fused_lasso(z, 0.5)))
+    True
+    >>> np.round(fused_lasso_weighted(z, 0.5, lam1=0.5), 12)
+    array([0.  , 0.  , 2.15, 2.15])
+
+    An MCP term instead of L1 (``gamma``) shrinks the large segment less:
+
+    >>> np.round(fused_lasso_weighted(z, 0.5, lam1=1.0, gamma=3.0), 12)
+    array([0.   , 0.   , 2.475, 2.475])
+
+    A zero weight leaves an element to its neighbours:
+
+    >>> np.round(fused_lasso_weighted([1.0, 9.0, 1.0], 0.1, weights=[1.0, 0.0, 1.0]), 12)
+    array([1., 1., 1.])
     """
     cdef const double[::1] z_view, c_view, a_view
     cdef double[::1] out_view, work_view
