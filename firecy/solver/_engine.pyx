@@ -748,12 +748,11 @@ cdef class GreedyBlockCD:
         must be symmetric, [-lam_j, lam_j]). A nonzero weight: the slope
         sign(w_j) P'(w_j) from the penalty's local model (local_groups, one
         group per nonzero coordinate for a separable penalty), which must
-        have P'' <= 0 there: a linear piece is exact, a concave piece (MCP)
-        is replaced by its tangent, the local linear approximation, which
-        majorises it, so a step that lowers the model lowers F. Returns 0 if
-        the penalty has no such model here (no local model, a convex
-        curvature, an asymmetric kink); the engine then uses coordinate
-        descent."""
+        have P'' = 0 there and just off zero at the zero weights (linear
+        pieces: the model is exact). Returns 0
+        if the penalty has no such model here (no local model, a curved
+        piece such as MCP's concave part, an asymmetric kink); the engine
+        then uses coordinate descent."""
         cdef Py_ssize_t t, lo, hi, nb, j, g, n_groups
         cdef double lam_j
         cdef Block blk
@@ -765,25 +764,32 @@ cdef class GreedyBlockCD:
             for j in range(nb):
                 self.buf_x[j] = 0.0
             self.penalty.subdiff(&blk, &self.buf_x[0], &self.lo_buf[0], &self.hi_buf[0])
-            n_groups = 0
+            # the local model where the weights are, and just off zero where
+            # they are zero (a probe a billionth of the kink's half-width
+            # away): the model must stay linear when a weight leaves zero
             for j in range(nb):
                 if self.w[lo + j] != 0.0:
-                    n_groups = -1
-                    break
+                    self.buf_w[j] = self.w[lo + j]
+                else:
+                    self.buf_w[j] = 1e-9 * self.hi_buf[j] if self.hi_buf[j] > 0.0 else 1e-9
+            n_groups = self.penalty.local_groups(&blk, &self.buf_w[0], &self.qp_group[0],
+                                                 &self.buf_g[0], &self.buf_z[0])
             if n_groups < 0:
-                n_groups = self.penalty.local_groups(&blk, &self.w[lo], &self.qp_group[0],
-                                                     &self.buf_g[0], &self.buf_z[0])
-                if n_groups < 0:
-                    return 0
+                return 0
             for j in range(nb):
+                g = self.qp_group[j]
+                # a concave piece (MCP) would do as its tangent, a majoriser,
+                # but measured, that majorize-minimize outer loop costs 18x
+                # the coordinate descent on the 8000-rule forest (142
+                # active-set solves), and one tangent step then CD 2x: only
+                # penalties that are linear off zero use the active set
+                if g < 0 or g >= n_groups or self.buf_z[g] != 0.0:
+                    return 0
                 if self.w[lo + j] == 0.0:
                     lam_j = self.hi_buf[j]
                     if not (isfinite(lam_j) and lam_j >= 0.0 and self.lo_buf[j] == -lam_j):
                         return 0
                 else:
-                    g = self.qp_group[j]
-                    if g < 0 or g >= n_groups or self.buf_z[g] > 0.0:
-                        return 0
                     lam_j = self.buf_g[g] if self.w[lo + j] > 0.0 else -self.buf_g[g]
                     if not (isfinite(lam_j) and lam_j >= 0.0):
                         return 0
