@@ -6,9 +6,10 @@ It minimises, over the weights x (and the intercept b, unpenalised),
 
 with H = M^T diag(D) M (the intercept's column of ones included) and D the
 datafit's per-row curvature s_i loss''_i. For the squared loss q is F itself
-up to a constant, so the solution is exact; for other losses the engine uses
-it as a proximal-Newton step. Separable penalties whose local model is a
-weighted L1 (L1; MCP through its local linear approximation) map onto
+up to a constant, so the solution is exact; for other losses it is a
+proximal-Newton step (measured, the engine uses it for the squared loss
+only). Separable penalties whose local model is a weighted L1 (L1, and
+the engine's measurements keep it to penalties linear off zero) map onto
 ``lam_j``.
 
 Why: on forests the support Hessian is very ill-conditioned (correlated trees)
