@@ -3,6 +3,11 @@
 Set ``FIRECY_DEBUG=1`` in the environment to compile with bounds checking,
 wraparound and initialisation checks turned back on (for debugging memory
 errors); the default build turns them off for speed.
+
+The solver's per-column kernels run on several threads with OpenMP (results
+do not depend on the thread count). ``FIRECY_OPENMP=0`` builds without it
+(for a compiler without OpenMP support, e.g. Apple's clang); the default is
+to use it where the compiler accepts ``-fopenmp``.
 """
 import os
 from pathlib import Path
@@ -13,6 +18,36 @@ from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
 DEBUG = os.environ.get("FIRECY_DEBUG", "0") not in ("", "0", "false", "False")
+
+
+def openmp_flags():
+    """(compile, link) flags for OpenMP, or empty lists if it is off or the
+    compiler does not take -fopenmp."""
+    setting = os.environ.get("FIRECY_OPENMP", "auto")
+    if setting in ("0", "false", "False"):
+        return [], []
+    import subprocess
+    import sysconfig
+    import tempfile
+
+    # the compiler the build will use (CC overrides Python's, as in distutils)
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "omp.c"
+        src.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+        try:
+            ok = subprocess.run(cc + ["-fopenmp", str(src), "-o", str(Path(tmp) / "omp")],
+                                capture_output=True).returncode == 0
+        except OSError:
+            ok = False
+    if not ok:
+        if setting not in ("auto", ""):
+            raise RuntimeError("FIRECY_OPENMP is set but the compiler does not accept -fopenmp")
+        return [], []
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+OPENMP_COMPILE, OPENMP_LINK = openmp_flags()
 
 directives = {
     "language_level": 3,
@@ -35,7 +70,8 @@ def find_extensions():
                 [str(rel)],
                 include_dirs=[np.get_include()],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-                extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
+                extra_compile_args=(["-O3"] if not DEBUG else ["-O0", "-g"]) + OPENMP_COMPILE,
+                extra_link_args=OPENMP_LINK,
             )
         )
     return extensions

@@ -143,7 +143,7 @@ def test_objective_never_increases(rf_design, penalty, strategy):
     res = solve(design, y, penalty, tol=tol, record_objective=True, strategy=strategy,
                 max_iter=200_000)
     trace = res.objective_trace
-    assert trace.size > 50
+    assert trace.size > 20   # (the active-set Newton steps need few)
     assert res.converged
     # the objective is kept incrementally: rounding noise only (1e-10 relative)
     assert np.all(np.diff(trace) <= 1e-10 * np.abs(trace[:-1]))

@@ -165,13 +165,15 @@ def lambda_max(design, y, penalty, *, datafit="quadratic", offset=None, block_pt
     >>> float(lambda_max(M, y, L1(), block_ptr=[0, 2]))
     0.5
 
-    At ``lam = 0.5`` every weight is zero; just below, both columns (equally
-    correlated with ``y``) enter:
+    At ``lam = 0.5`` every weight is zero; just below, the fit moves off the
+    mean (with the intercept, the tree's two leaves are linearly dependent,
+    so which leaf carries the weight is not unique; the fitted values are):
 
     >>> solve(M, y, L1(0.5), block_ptr=[0, 2]).n_rules
     0
-    >>> solve(M, y, L1(0.45), block_ptr=[0, 2]).n_rules
-    2
+    >>> res = solve(M, y, L1(0.45), block_ptr=[0, 2])
+    >>> (M @ res.coef + res.intercept).round(6).tolist()
+    [1.4, 1.4, 1.6, 1.6]
     """
     problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
     return problem.lambda_max(check_penalty(penalty))

@@ -33,7 +33,7 @@ The design's layout (tree: leaf table; general: CSC + CSR) is resolved once
 per column (a Column view) or once per call of a row kernel, never inside a
 hot loop.
 """
-from libc.math cimport fabs, fmax, INFINITY
+from libc.math cimport fabs, fmax, isfinite, INFINITY
 
 import warnings
 
@@ -45,10 +45,23 @@ from firecy.datafits.base cimport Column, Datafit, DatafitState
 from firecy.penalties.base cimport (
     Block, PENALTY_SCORE_IS_DECREASE, PENALTY_SEPARABLE, Penalty)
 from firecy.solver._anderson cimport ANDERSON_K, anderson_weights
+from firecy.solver._active_set cimport (ActiveSetQP, QP_CONVERGED, QP_ROUNDS, QP_TOO_LARGE,
+                                        QP_FAILED)
 
 from firecy.solver._newton import newton_step
 
 cnp.import_array()
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int firecy_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int firecy_max_threads(void) { return 1; }
+    #endif
+    """
+    int firecy_max_threads() noexcept nogil
 
 # an inner solve stops once its largest block score falls below this
 # fraction of the largest score that opened it
@@ -61,6 +74,11 @@ cdef Py_ssize_t INNER_MAX_EPOCHS = 100
 cdef Py_ssize_t INNER_CHECK = 10
 # intercept steps when the intercept is optimised on its own (Newton steps)
 cdef Py_ssize_t INTERCEPT_MAX_STEPS = 100
+# the largest support the active-set Newton solver factorises (a dense
+# Cholesky factor of this order: 128 MB); beyond it, coordinate descent
+QP_MAX_SUPPORT = 4000
+# backtracking steps of the proximal-Newton line search (non-quadratic datafits)
+cdef Py_ssize_t LINE_SEARCH_STEPS = 30
 
 
 cdef class GreedyBlockCD:
@@ -108,6 +126,16 @@ cdef class GreedyBlockCD:
     cdef public object newton_failed_on
     cdef public int verbose
     cdef public Py_ssize_t n_anderson_tried, n_anderson_accepted
+    # active-set Newton solver (separable penalties with a weighted-L1 local
+    # model): the solver, its weights lam_j, the model's row weights, a copy
+    # of the weights it works on and one to restore
+    cdef public ActiveSetQP qp
+    cdef bint qp_enabled, qp_rows_set
+    cdef double[::1] qp_w, qp_lam, qp_save, qp_rows
+    cdef Py_ssize_t[::1] qp_group
+    cdef public int n_threads, max_threads
+    cdef public Py_ssize_t n_qp_steps
+    cdef public bint use_active_set
     # trace of the objective after each accepted step
     cdef double[::1] trace
     cdef Py_ssize_t trace_len
@@ -185,6 +213,10 @@ cdef class GreedyBlockCD:
         self.snapshots = np.zeros((ANDERSON_K + 1, self.R))
         self.anderson_w = np.zeros(self.R)
         self.col_index = np.arange(self.R, dtype=np.intp)
+        self.qp = None
+        self.n_threads = 1
+        self.use_active_set = True
+        self.max_threads = 1
 
     # ------------------------------------------------------------------
     # Python-level access (the Newton steps, the API)
@@ -710,13 +742,140 @@ cdef class GreedyBlockCD:
                 n_snap = 0
         return 0
 
+    # ------------------------------------------------------------------
+    # active-set Newton steps (firecy/solver/_active_set.pyx)
+
+    cdef int qp_weights(self) except -1 nogil:
+        """The penalty's local model as a weighted L1, lam_j per column.
+
+        A zero weight: the half-width of the subdifferential at zero (it
+        must be symmetric, [-lam_j, lam_j]). A nonzero weight: the slope
+        sign(w_j) P'(w_j) from the penalty's local model (local_groups, one
+        group per nonzero coordinate for a separable penalty), which must
+        have P'' = 0 there and just off zero at the zero weights (linear
+        pieces: the model is exact). Returns 0
+        if the penalty has no such model here (no local model, a curved
+        piece such as MCP's concave part, an asymmetric kink); the engine
+        then uses coordinate descent."""
+        cdef Py_ssize_t t, lo, hi, nb, j, g, n_groups
+        cdef double lam_j
+        cdef Block blk
+        for t in range(self.T):
+            lo = self.block_ptr[t]
+            hi = self.block_ptr[t + 1]
+            nb = hi - lo
+            self.block_view(t, &blk)
+            for j in range(nb):
+                self.buf_x[j] = 0.0
+            self.penalty.subdiff(&blk, &self.buf_x[0], &self.lo_buf[0], &self.hi_buf[0])
+            # the local model where the weights are, and just off zero where
+            # they are zero (a probe a billionth of the kink's half-width
+            # away): the model must stay linear when a weight leaves zero
+            for j in range(nb):
+                if self.w[lo + j] != 0.0:
+                    self.buf_w[j] = self.w[lo + j]
+                else:
+                    self.buf_w[j] = 1e-9 * self.hi_buf[j] if self.hi_buf[j] > 0.0 else 1e-9
+            n_groups = self.penalty.local_groups(&blk, &self.buf_w[0], &self.qp_group[0],
+                                                 &self.buf_g[0], &self.buf_z[0])
+            if n_groups < 0:
+                return 0
+            for j in range(nb):
+                g = self.qp_group[j]
+                # a concave piece (MCP) would do as its tangent, a majoriser,
+                # but measured, that majorize-minimize outer loop costs 18x
+                # the coordinate descent on the 8000-rule forest (142
+                # active-set solves), and one tangent step then CD 2x: only
+                # penalties that are linear off zero use the active set
+                if g < 0 or g >= n_groups or self.buf_z[g] != 0.0:
+                    return 0
+                if self.w[lo + j] == 0.0:
+                    lam_j = self.hi_buf[j]
+                    if not (isfinite(lam_j) and lam_j >= 0.0 and self.lo_buf[j] == -lam_j):
+                        return 0
+                else:
+                    lam_j = self.buf_g[g] if self.w[lo + j] > 0.0 else -self.buf_g[g]
+                    if not (isfinite(lam_j) and lam_j >= 0.0):
+                        return 0
+                self.qp_lam[lo + j] = lam_j
+        return 1
+
+    cdef int qp_step(self, double kkt_tol, Py_ssize_t max_rounds) except -1 nogil:
+        """Minimise the quadratic model of F at the current point by the
+        active-set Newton solver and move there (the squared loss: exactly;
+        other datafits: a proximal-Newton step with a backtracking line
+        search). Returns 1 if F went down, 0 if not (the caller stops using
+        the solver for this solve)."""
+        cdef Py_ssize_t j
+        cdef int status
+        cdef double b, b_old, f_old, f_new, t, predicted, c
+        cdef bint exact = self.datafit.exact_curvature
+        if not self.qp_weights():
+            return 0
+        if not (exact and self.qp_rows_set):
+            # the model's Hessian: sum_i s_i loss''_i (row weights)
+            self.datafit.row_derivatives(&self.st, &self.lin[0], &self.qp_rows[0])
+            self.qp.set_weights(&self.qp_rows[0])
+            self.qp_rows_set = True
+        c = self.datafit.common_gradient(&self.st)
+        for j in range(self.R):
+            self.qp_save[j] = self.w[j]
+            self.qp_w[j] = self.w[j]
+            self.anderson_w[j] = self.gt[j] + c * self.m[j]   # g0 (scratch)
+        b_old = self.st.intercept
+        b = b_old
+        f_old = self.objective()
+        status = self.qp.solve(&self.qp_w[0], &b, &self.anderson_w[0], self.intercept_gradient(),
+                               &self.qp_lam[0], kkt_tol, max_rounds)
+        self.n_qp_steps += 1
+        if exact:
+            for j in range(self.R):
+                self.w[j] = self.qp_w[j]
+            self.st.intercept = b if self.st.fit_intercept else 0.0
+            self.resync()
+            f_new = self.objective()
+            if f_new <= f_old:
+                self.record_objective()
+                return 1 if f_new < f_old else 0
+        else:
+            predicted = self.qp.model_change
+            if predicted < 0.0:
+                t = 1.0
+                for j in range(LINE_SEARCH_STEPS):
+                    self.line_point(t, b_old, b)
+                    f_new = self.objective()
+                    if f_new <= f_old + 1e-4 * t * predicted:
+                        self.record_objective()
+                        return 1
+                    t *= 0.5
+        # no decrease: back to where the step started
+        for j in range(self.R):
+            self.w[j] = self.qp_save[j]
+        self.st.intercept = b_old
+        self.resync()
+        return 0
+
+    cdef int line_point(self, double t, double b_old, double b_new) except -1 nogil:
+        """w = save + t (qp_w - save), b likewise, and the state there."""
+        cdef Py_ssize_t j
+        for j in range(self.R):
+            self.w[j] = self.qp_save[j] + t * (self.qp_w[j] - self.qp_save[j])
+        self.st.intercept = (b_old + t * (b_new - b_old)) if self.st.fit_intercept else 0.0
+        self.resync()
+        return 0
+
     cdef int run_working_set(self, double score_tol, double obj_tol, double grad_tol,
                              Py_ssize_t max_updates, Py_ssize_t* n_updates,
                              bint* converged) except -1 nogil:
-        cdef Py_ssize_t updates = 0, n_active, n_new
-        cdef double best_score
+        cdef Py_ssize_t updates = 0, n_active, n_new, rounds, rounds_before
+        cdef double best_score, kkt_tol
         cdef Py_ssize_t[::1] order
         converged[0] = False
+        # the solver's optimality tolerance per coordinate: a block's score
+        # (squared norm of its direction vector) then stays below score_tol
+        # (tighter than needed: once the support is right, the active set
+        # reaches its vertex in a round or two, so precision is nearly free)
+        kkt_tol = 1e-3 * grad_tol / (self.max_block ** 0.5)
         while updates < max_updates:
             self.resync()
             self.score_blocks()
@@ -727,6 +886,14 @@ cdef class GreedyBlockCD:
                     converged[0] = True
                     break
                 continue
+            if self.qp_enabled:
+                # a round costs about a sweep (one gradient of every column)
+                rounds = 1 if self.record else max(1, (max_updates - updates) // self.T)
+                rounds_before = self.qp.n_rounds
+                if self.qp_step(kkt_tol, rounds):
+                    updates += self.T * max(1, self.qp.n_rounds - rounds_before)
+                    continue
+                self.qp_enabled = False
             with gil:
                 order = np.argsort(-np.asarray(self.scores), kind="stable")
                 n_active = int(np.count_nonzero(
@@ -823,6 +990,28 @@ cdef class GreedyBlockCD:
         self.trace = np.empty(2 * (max_updates + self.T) + 100 if record_objective else 0)
         cdef bint score_is_decrease = penalty.flags & PENALTY_SCORE_IS_DECREASE
         score_tol = -1.0 if score_is_decrease else (tol * score_scale) ** 2
+        # the active-set Newton solver takes separable penalties (their local
+        # model must also be a weighted L1 at each step: see qp_weights)
+        # and, measured, only pays for the squared loss (exact curvature: the
+        # model is F); on the logistic loss the proximal-Newton steps stalled
+        # short of tight tolerances, so logistic solves keep coordinate descent
+        self.qp_enabled = (not use_greedy and self.use_active_set and self.datafit.exact_curvature
+                           and (penalty.flags & PENALTY_SEPARABLE) and not score_is_decrease)
+        # threads for the active set's per-column loops: at most max_threads
+        # (default 1: measured on the shared 2-core machine, two threads were
+        # no faster, 2.6 s vs 2.4 s for the 20% solve; results are the same)
+        self.n_threads = max(1, min(self.max_threads, firecy_max_threads()))
+        if self.qp_enabled and self.qp is None:
+            self.qp = ActiveSetQP(self.design, self.st.fit_intercept,
+                                  min(QP_MAX_SUPPORT, self.R), self.n_threads)
+            self.qp_w = np.zeros(self.R)
+            self.qp_lam = np.zeros(self.R)
+            self.qp_save = np.zeros(self.R)
+            self.qp_rows = np.zeros(self.n)
+            self.qp_group = np.zeros(self.max_block, dtype=np.intp)
+            self.qp_rows_set = False
+        if self.qp is not None:
+            self.qp.n_threads = self.n_threads
         try:
             with nogil:
                 self.resync()
