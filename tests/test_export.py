@@ -399,3 +399,28 @@ def test_rules_python_refuses_function_names_that_break_the_source(name):
         rules_python(fire, feature_names=["a", "a"])
     with pytest.raises(ValueError, match=r"feature names must be unique"):
         rules_sql(fire, feature_names=["a", "a"])
+
+
+@pytest.mark.parametrize("model", [
+    RandomForestClassifier(20, max_depth=2, random_state=0),
+    xgb.XGBClassifier(n_estimators=10, max_depth=2),
+], ids=["rf", "xgboost"])
+def test_multiclass_exports_give_every_class_margin(model):
+    from sklearn.datasets import load_wine
+
+    from firecy import FIREClassifier
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    model.fit(X, y)
+    clf = FIREClassifier(model, max_rules=6, selection="validation", random_state=0).fit(X, y)
+    expected = clf.decision_function(X)
+    assert expected.shape == (len(X), 3)
+    np.testing.assert_allclose(run_python(rules_python(clf), X).reshape(expected.shape),
+                               expected, rtol=TOL, atol=TOL)
+    con = sqlite3.connect(":memory:")
+    cols = ", ".join(f'"{c}"' for c in X.columns)
+    con.execute(f"CREATE TABLE data ({cols})")
+    con.executemany(f"INSERT INTO data VALUES ({', '.join('?' * X.shape[1])})",
+                    X.to_numpy().tolist())
+    got = np.array(con.execute(f"SELECT {rules_sql(clf)} FROM data ORDER BY rowid").fetchall())
+    np.testing.assert_allclose(got, expected, rtol=TOL, atol=TOL)

@@ -42,8 +42,9 @@ def run_extract(args):
     label = {"rf": "random forest", "xgboost": "XGBoost model",
              "lightgbm": "LightGBM model"}[args.model]
     if args.task == "classification" and fmt != "json" and y.nunique() > 2:
-        raise CLIError(f"--format {fmt} writes one expression (a binary model's log-odds); "
-                       f"{args.target!r} has {y.nunique()} classes: use --format json")
+        raise CLIError(f"--format {fmt} writes one score (a binary model's log-odds) and "
+                       f"{args.target!r} has {y.nunique()} classes: use --format json, or "
+                       f"firecy.rules.rules_{fmt} in Python (one margin per class)")
     res = run_job(X, y, args, label=label)
     names = list(X.columns)
     print_rules(res, args, names)
