@@ -39,7 +39,7 @@ def print_rules(res, args, names):
         shown, n_short = display_ensemble(fire.ensemble_, fire.coef_, res["X_tr"])
         intercept, note = estimator_intercept(fire, res["X_tr"])
         text = rules_report(shown, fire.coef_, intercept, feature_names=names,
-                            X=res["X_tr"])
+                            X=res["X_tr"], classes=getattr(fire, "classes_", None))
         print(text.replace("\n", note + "\n", 1) if note else text)
         if n_short:
             print(f"({n_short} threshold(s) printed short, e.g. 27.6 for "

@@ -48,7 +48,7 @@ def _fmt(v, digits):
 
 def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None,
                  sample_weight=None, *, show_missing="auto", precision=None, digits=4,
-                 max_rules=None):
+                 max_rules=None, classes=None):
     """A plain-text report of the kept rules.
 
     Parameters
@@ -61,6 +61,9 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         Significant digits of the intercept and the contributions.
     max_rules : int, optional
         Print only the first ``max_rules`` rules (the counts cover all).
+    classes : array-like, optional
+        A classifier's class labels, to say which class the rules speak for
+        (an estimator supplies its ``classes_``).
 
     Returns
     -------
@@ -88,7 +91,8 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     2 rules from 1 tree..., 2 distinct antecedents (split nodes to read)
     """
     baseline_note = ""
-    classes = getattr(ensemble, "classes_", None) if is_estimator(ensemble) else None
+    if classes is None and is_estimator(ensemble):
+        classes = getattr(ensemble, "classes_", None)
     if is_estimator(ensemble) and intercept is None:
         intercept, baseline_note = estimator_intercept(ensemble, X)
     ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
