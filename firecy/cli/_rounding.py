@@ -18,6 +18,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
 import numpy as np
 
+from firecy.ensembles._condition import format_threshold
+
 __all__ = ["display_ensemble", "short_threshold"]
 
 _DIGITS = 15   # decimal digits every float64 holds exactly (DBL_DIG)
@@ -101,7 +103,7 @@ def display_ensemble(ensemble, coef, X):
     -------
     (RuleEnsemble, int)
         The display copy (for printing only) and the number of thresholds
-        shortened.
+        shortened (only those whose text gets shorter are replaced).
     """
     X = np.asarray(X, dtype=np.float64)
     kept = np.flatnonzero(np.asarray(coef).reshape(len(ensemble.rules), -1).any(axis=1))
@@ -112,8 +114,13 @@ def display_ensemble(ensemble, coef, X):
             if c not in cache:
                 cache[c] = c
                 d = None if c.is_categorical else short_threshold(c)
-                if d is not None and d != float(c.threshold):
-                    short = dataclasses.replace(c, threshold=d, dtype="float64")
+                short = (None if d is None or d == float(c.threshold)
+                         else dataclasses.replace(c, threshold=d, dtype="float64"))
+                # only where it reads shorter: a float32 comparison already
+                # prints its shortest float32 text (26.849998), while its exact
+                # float64 boundary needs about 15 digits
+                if short is not None and (len(format_threshold(short))
+                                          < len(format_threshold(c))):
                     A = np.zeros((X.shape[0], c.feature + 1))
                     A[:, c.feature] = X[:, c.feature]
                     if np.array_equal(c.evaluate(A), short.evaluate(A)):
