@@ -222,6 +222,7 @@ class ExportPlan:
     labels: dict                  # feature -> the library's labels
     next_label: set               # features read as XGBoost reads unseen labels
     reading: str                  # the comparison conventions, for comments
+    classes: list = None          # a classifier's class labels (what the margins mean)
 
 
 def _intercepts(ensemble, intercept, est):
@@ -286,7 +287,15 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         intercepts=_intercepts(ensemble, intercept, est),
         trees=[(k, t, rules) for (k, t), rules in sorted(groups.items())],
         used=sorted(used), labels=labels, next_label=next_label, reading=reading,
+        classes=_class_labels(est),
     )
+
+
+def _class_labels(est):
+    """A fitted classifier's labels, as plain Python values (None otherwise)."""
+    classes = getattr(est, "classes_", None) if est is not None else None
+    return None if classes is None else [c.item() if hasattr(c, "item") else c
+                                         for c in classes]
 
 
 def rules_python(model, coef=None, intercept=None, *, feature_names=None,

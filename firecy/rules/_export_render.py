@@ -93,6 +93,8 @@ def _header(plan, lang):
         "(the model's raw prediction: a classifier's margin).",
         f"Comparisons are the library's, exactly: {plan.reading}.",
     ]
+    if plan.classes is not None:
+        lines.append(_margin_meaning(plan.classes, lang))
     cats = [plan.feature_names[f] for f in plan.used if _is_label_feature(plan, f)]
     if cats:
         lines.append("Categorical features, read by label: " + ", ".join(map(repr, cats)) + ".")
@@ -101,6 +103,17 @@ def _header(plan, lang):
     else:
         lines.append("Missing values are None or NaN.")
     return lines
+
+
+def _margin_meaning(classes, lang):
+    """What a classifier's margin(s) mean, with the class each one speaks for."""
+    if len(classes) == 2:
+        return (f"Classes {classes[0]!r} and {classes[1]!r}: the margin is the log-odds "
+                f"of {classes[1]!r}, P({classes[1]!r}) = 1 / (1 + exp(-margin)).")
+    where = "out[k]" if lang == "python" else "The column ending in _k"
+    names = ", ".join(f"{k} = {c!r}" for k, c in enumerate(classes))
+    return (f"{where} is the margin of class k ({names}): the predicted class has the "
+            f"largest margin, and the probabilities are softmax(margins).")
 
 
 def render_python(plan, name):
