@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from firecy.rules._export_tests import CodeTest, LabelTest
+
 __all__ = ["render_python", "render_sql"]
 
 _PY_HELPERS = '''
@@ -44,7 +46,6 @@ def _xgboost_label(v, ordered, known, name):
 
 
 def _is_label_feature(plan, f):
-    from firecy.rules._export import LabelTest
 
     return any(isinstance(test, LabelTest) and test.feature == f
                for _, _, rules in plan.trees for tests, _ in rules for test in tests)
@@ -58,7 +59,6 @@ def _py_float(v):
 
 
 def _py_test(test):
-    from firecy.rules._export import CodeTest, LabelTest
 
     x = f"x{test.feature}"
     if isinstance(test, LabelTest):
@@ -182,7 +182,6 @@ def _sql_compare(col, op, t):
 
 
 def _sql_test(test, col):
-    from firecy.rules._export import CodeTest, LabelTest
 
     if isinstance(test, LabelTest):
         if test.labels:
