@@ -37,6 +37,11 @@ NEWTON_MAX_STEPS = 1
 NEWTON_MAX_STEPS_SMOOTH = 10
 # majorize-minimize steps per factorisation when the local model is indefinite
 NEWTON_MM_STEPS = 50
+# the line search along a direction no tried step accepts: halvings to
+# bracket the minimum (t down to 2^-60), then golden-section steps in the
+# bracket (0.618^60: the kink located to ~1e-13 of the bracket)
+LINE_BRACKET_STEPS = 60
+LINE_GOLDEN_STEPS = 60
 
 
 def _cholesky(matrix):
@@ -239,14 +244,73 @@ def _try_step(engine, model, group_direction, f_old):
         candidates.append((first, "partial"))
     candidates += [(w_old + 0.5 ** h * direction, "partial") for h in range(1, 4)]
     for cand, status in candidates:
-        w[support] = cand
-        if model["h_wb"] is not None and model["h_bb"] > 0:
-            # the profiled intercept's Newton move for this move of w
-            engine.intercept = b_old - (model["g_b"] + model["h_wb"] @ (cand - w_old)) / model["h_bb"]
-        if engine.refresh() < f_old:
+        if _value_at(engine, model, support, w_old, b_old, cand) < f_old:
             engine.record_point()
             return status
-    w[support] = w_old
-    engine.intercept = b_old
-    engine.refresh()
+    t = _line_minimum(engine, model, support, w_old, b_old, direction, f_old)
+    if t > 0.0:
+        _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+        engine.record_point()
+        return "partial"
+    _value_at(engine, model, support, w_old, b_old, w_old)
     return "none"
+
+
+def _value_at(engine, model, support, w_old, b_old, cand):
+    """F with the support's weights at ``cand`` (the intercept moved along)."""
+    engine.coef[support] = cand
+    if model["h_wb"] is not None and model["h_bb"] > 0:
+        # the profiled intercept's Newton move for this move of w
+        engine.intercept = b_old - (model["g_b"] + model["h_wb"] @ (cand - w_old)) / model["h_bb"]
+    else:
+        engine.intercept = b_old
+    return engine.refresh()
+
+
+def _line_minimum(engine, model, support, w_old, b_old, direction, f_old):
+    """The step t in (0, 1] minimising F along ``direction``, 0 if none lowers F.
+
+    Needed when the support's Hessian is singular: two trees with leaves
+    covering the same rows make a direction along which the datafit does
+    not change, and the ridged Newton direction is huge along it. F is then
+    piecewise linear along the line (the fusion term), and its minimum is
+    at a kink of the penalty, where a group merges or a weight reaches
+    zero: a point the halved steps overshoot, and coordinate descent
+    reaches only by equal small steps (the two blocks trade weight, each
+    move limited by its own curvature). The minimum is bracketed on
+    t = 2^-k, then located by golden-section search.
+    """
+    value = lambda t: _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+    t_hi, f_hi = 1.0, value(1.0)
+    t, f_t = 0.5, value(0.5)
+    for _ in range(LINE_BRACKET_STEPS):
+        if f_t < f_old and f_t <= f_hi:
+            t_lo = 0.5 * t
+            f_lo = value(t_lo)
+            if f_lo >= f_t:
+                break            # a minimum in [t/2, 2t]
+            t_hi, f_hi, t, f_t = t, f_t, t_lo, f_lo
+        else:
+            t_hi, f_hi, t, f_t = t, f_t, 0.5 * t, value(0.5 * t)
+    else:
+        return 0.0
+    if not f_t < f_old:
+        return 0.0
+    a, b = 0.5 * t, t_hi
+    best_t, best_f = t, f_t
+    ratio = 0.5 * (5.0 ** 0.5 - 1.0)
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    f_c, f_d = value(c), value(d)
+    for _ in range(LINE_GOLDEN_STEPS):
+        if f_c <= f_d:
+            b, d, f_d = d, c, f_c
+            c = b - ratio * (b - a)
+            f_c = value(c)
+        else:
+            a, c, f_c = c, d, f_d
+            d = a + ratio * (b - a)
+            f_d = value(d)
+        for tt, ff in ((c, f_c), (d, f_d)):
+            if ff < best_f:
+                best_t, best_f = tt, ff
+    return best_t
