@@ -15,7 +15,10 @@ sum of group g's columns of M), with the intercept profiled out
 step. For the squared loss the model is exact and one step lands on the
 support's stationary point; for other losses the engine repeats it. A step
 that would flip a sign stops at zero there (an active-set move, as in
-OWL-QN); every step is kept only if F decreases. When the penalty's concave
+OWL-QN); every step is kept only if F decreases. When none of the tried
+steps does (a singular support Hessian: trees that repeat each other's
+leaves), a line search finds the minimum of F along the direction, at a
+kink of the penalty. When the penalty's concave
 part (MCP) makes the model indefinite, a run of majorize-minimize steps
 linearises it and keeps the datafit's Hessian.
 """
