@@ -36,6 +36,11 @@ NEWTON_MAX_SUPPORT = 4000
 # each; on a still-shrinking support more than one step costs more than the
 # coordinate epochs it saves (measured)
 NEWTON_MAX_STEPS = 1
+# steps per attempt while each stops at a kink of the penalty found by the
+# line search (a singular Hessian: the datafit's model does not change
+# along the flat direction, so the next step is cheap progress; one step
+# per attempt left coordinate descent to crawl between them)
+NEWTON_MAX_KINK_STEPS = 8
 # Newton steps per attempt when the model is not exact (logistic loss)
 NEWTON_MAX_STEPS_SMOOTH = 10
 # majorize-minimize steps per factorisation when the local model is indefinite
@@ -48,15 +53,16 @@ LINE_GOLDEN_STEPS = 60
 
 
 def _cholesky(matrix):
-    """Cholesky factor, with a relative ridge of 1e-12 if singular (a whole
-    tree in the support is collinear with the intercept); None if indefinite."""
+    """(Cholesky factor, whether it needed the ridge): a relative ridge of
+    1e-12 if singular (a whole tree in the support is collinear with the
+    intercept, two trees repeat leaves); (None, False) if indefinite."""
     scale = max(float(np.max(np.abs(np.diag(matrix)))), 1e-300)
     for ridge in (0.0, 1e-12 * scale):
         try:
-            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False)
+            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False), ridge > 0
         except np.linalg.LinAlgError:
             pass
-    return None
+    return None, False
 
 
 def newton_step(engine):
@@ -69,10 +75,15 @@ def newton_step(engine):
     exact = engine.exact_curvature
     moved = False
     status = "none"
-    for _ in range(NEWTON_MAX_STEPS if exact else NEWTON_MAX_STEPS_SMOOTH):
+    limit = NEWTON_MAX_STEPS if exact else NEWTON_MAX_STEPS_SMOOTH
+    for step in range(1, max(limit, NEWTON_MAX_KINK_STEPS) + 1):
         f_before = engine.objective_value()
         status = _newton_once(engine)
         moved = moved or status != "none"
+        if status == "kink" and step < NEWTON_MAX_KINK_STEPS:
+            continue   # one kink per step along a flat direction: take the next
+        if step >= limit:
+            break
         if exact:
             if status != "partial":
                 break
@@ -175,7 +186,8 @@ def _newton_once(engine):
     """One Newton step on the current support (or, when the penalty's local
     model is concave enough to make the Hessian indefinite, a run of
     majorize-minimize steps). Returns "full" (the whole step, no sign
-    change), "partial" (moved; call again) or "none"."""
+    change), "partial" (moved; call again), "kink" (moved by the line search
+    to a kink of the penalty) or "none"."""
     n_support = np.count_nonzero(engine.coef)
     if n_support == 0 or n_support > NEWTON_MAX_SUPPORT:
         return "none"
@@ -184,15 +196,18 @@ def _newton_once(engine):
     if model is None:
         return "none"
     hess = model["hess"]
-    factor = _cholesky(hess + np.diag(model["pen_hess"]))
+    factor, singular = _cholesky(hess + np.diag(model["pen_hess"]))
     if factor is not None:
-        return _try_step(engine, model, -cho_solve(factor, model["grad"], check_finite=False),
-                         f_old)
+        status = _try_step(engine, model, -cho_solve(factor, model["grad"], check_finite=False),
+                           f_old)
+        # a singular model's step stops where the structure changes (a sign,
+        # a kink), and the flat direction usually goes on past it
+        return "kink" if singular and status == "partial" else status
     # indefinite (MCP's concave part): majorize the concave part by its
     # linearisation, keep the datafit Hessian (positive definite), and
     # iterate on the factorisation while the structure holds (a DC
     # algorithm: for the squared loss each step is a descent step of F)
-    factor = _cholesky(hess)
+    factor, _ = _cholesky(hess)
     if factor is None:
         return "none"
     moved = False
@@ -203,7 +218,7 @@ def _newton_once(engine):
             break
         moved = True
         f_new = engine.objective_value()
-        if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
+        if status in ("partial", "kink") or f_old - f_new <= 1e-15 * abs(f_old):
             break
         f_old = f_new
         new_model = _support_model(engine, with_hessian=False)
@@ -212,7 +227,7 @@ def _newton_once(engine):
             break
         model["grad"] = new_model["grad"]
         model.update(g_b=new_model["g_b"], h_bb=new_model["h_bb"], h_wb=new_model["h_wb"])
-    return "partial" if moved else "none"
+    return ("kink" if status == "kink" else "partial") if moved else "none"
 
 
 def _try_step(engine, model, group_direction, f_old):
@@ -254,7 +269,7 @@ def _try_step(engine, model, group_direction, f_old):
     if t > 0.0:
         _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
         engine.record_point()
-        return "partial"
+        return "kink"
     _value_at(engine, model, support, w_old, b_old, w_old)
     return "none"
 
