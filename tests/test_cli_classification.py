@@ -90,7 +90,38 @@ def test_single_class_target(tmp_path, capsys):
     assert "at least two" in capsys.readouterr().err
 
 
-def test_multiclass_python_export_refused(iris_csv, capsys):
-    assert main(["extract", str(iris_csv), "--target", "species", "--format", "python",
-                 *SMALL]) != 0
-    assert "use --format json" in capsys.readouterr().err
+def test_multiclass_python_and_sql_give_each_class_margin(tmp_path, iris_csv, capsys):
+    # The same fit written three ways: on the CSV's rows the Python function's
+    # list and the SQL's columns are the per-class margins the JSON rules give,
+    # in the class order their headers state.
+    import sqlite3
+
+    from firecy.rules import evaluate_parsed, parse_rule
+
+    paths = {}
+    for fmt in ("json", "python", "sql"):
+        paths[fmt] = tmp_path / f"out_{fmt}"
+        assert main(["extract", str(iris_csv), "--target", "species", "--format", fmt,
+                     "--output", str(paths[fmt]), *SMALL]) == 0
+    capsys.readouterr()
+    doc = json.loads(paths["json"].read_text())
+    names = doc["feature_names"]
+    X = pd.read_csv(iris_csv)[names].to_numpy(dtype=float)
+    classes = ["setosa", "versicolor", "virginica"]
+    expected = np.tile(np.asarray(doc["intercept"], dtype=float), (len(X), 1))
+    for r in doc["rules"]:
+        expected[:, classes.index(r["class"])] += r["contribution"] * evaluate_parsed(
+            parse_rule(r["rule"], names), X, dtype="float32")
+    source = paths["python"].read_text()
+    assert "0 = 'setosa', 1 = 'versicolor', 2 = 'virginica'" in source
+    ns = {}
+    exec(source, ns)
+    got = np.array([ns["predict"](dict(zip(names, row))) for row in X.tolist()])
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    sql = paths["sql"].read_text()
+    assert "0 = 'setosa'" in sql and 'AS "margin_2"' in sql
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (" + ", ".join(f'"{n}"' for n in names) + ")")
+    con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})", X.tolist())
+    got_sql = np.array(con.execute(f"SELECT {sql} FROM t").fetchall(), dtype=float)
+    np.testing.assert_allclose(got_sql, expected, rtol=1e-9, atol=1e-9)

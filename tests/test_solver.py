@@ -405,3 +405,56 @@ def test_tree_and_general_layouts_agree_logistic(rf_design, strategy):
               max_iter=300_000)
     assert a.converged and b.converged
     np.testing.assert_allclose(a.objective, b.objective, rtol=1e-9 if tol < 1e-8 else 1e-6)
+
+
+def test_fused_mcp_path_on_boosted_trees_converges_to_block_fixed_points():
+    # LightGBM trees on three features repeat each other's leaves: two trees
+    # then trade weight along a direction the datafit does not see, and
+    # coordinate descent crept there by equal small steps (8 of 30 points
+    # stopped at 1000 updates per tree). The line search of the Newton step
+    # reaches the penalty's kink in one move.
+    lgb = pytest.importorskip("lightgbm")
+    from firecy.ensembles import rule_ensemble_from_model
+    from firecy.penalties import MCPFusion
+
+    rng = np.random.RandomState(0)
+    X = np.round(rng.uniform(20, 40, size=(300, 3)), 1)
+    y = (X[:, 0] > 27.6) * 3.0 + np.sin(X[:, 1]) + 0.1 * rng.randn(300)
+    model = lgb.LGBMRegressor(n_estimators=40, num_leaves=8, max_depth=3, verbose=-1,
+                              random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    design = ens.design(X)
+    M = design.tocsc()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        path = fire_path(design, y, MCPFusion(1.0, 1.1, 0.5), n_lambdas=30,
+                         block_ptr=ens.block_ptr, tol=1e-9)
+    assert np.all(path.converged)
+    a = np.asarray(M.multiply(M).mean(axis=0)).ravel()   # exact curvature of a leaf
+    ptr = np.asarray(ens.block_ptr)
+    for k in range(1, len(path.lambdas)):
+        w, b = path.coefs[k], path.intercepts[k]
+        g = gradient(M, y, w, b)
+        pen = MCPFusion(path.lambdas[k], 1.1, 0.5)
+        # leaves of one tree are disjoint: the block's exact minimiser given
+        # the others is the prox at w - g / a, and a stationary point is fixed
+        for t in range(len(ptr) - 1):
+            lo, hi = ptr[t], ptr[t + 1]
+            z = w[lo:hi] - g[lo:hi] / a[lo:hi]
+            x = pen.prox_of(z, a[lo:hi], a[lo:hi])
+            # (the solver stopped at tol=1e-9: 2e-5 measured; main was off by 6.3)
+            np.testing.assert_allclose(x, w[lo:hi], atol=1e-4)
+
+
+def test_engine_callbacks_outside_a_solve_raise(rf_design):
+    # the Newton steps call back into the engine during a solve; called
+    # after it (no penalty bound) they used to dereference None and crash
+    from firecy.solver._problem import Problem
+
+    table, values, block_ptr, X, y, _ = rf_design
+    design = BlockDesign.from_leaf_table(table, values, block_ptr)
+    problem = Problem(design, y, None, True, None, "quadratic", None)
+    problem.solve(L1(0.01), np.zeros(design.n_columns), 1e-6, 10_000, False)
+    for method in ("refresh", "penalty_groups"):
+        with pytest.raises(RuntimeError, match="only during a solve"):
+            getattr(problem.engine, method)()

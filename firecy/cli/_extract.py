@@ -16,13 +16,15 @@ __all__ = ["run_extract"]
 _DEFAULT_OUTPUT = {"json": "rules.json", "python": "rules.py", "sql": "rules.sql"}
 
 
-def _export_text(fmt, fire, names, doc):
-    """The rules in ``fmt``: the JSON document, a Python function or a SQL expression."""
+def _export_text(fmt, fire, names, doc, task):
+    """The rules in ``fmt``: the JSON document, a Python function or a SQL expression
+    (a classifier's: its margin, one per class for more than two classes)."""
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
     if fmt == "python":
         return rules_python(fire, feature_names=names)
-    return rules_sql(fire, feature_names=names, alias="prediction") + "\n"
+    alias = "margin" if task == "classification" else "prediction"
+    return rules_sql(fire, feature_names=names, alias=alias) + "\n"
 
 
 def run_extract(args):
@@ -41,10 +43,6 @@ def run_extract(args):
         prepare_dir(args.plot_dir)
     label = {"rf": "random forest", "xgboost": "XGBoost model",
              "lightgbm": "LightGBM model"}[args.model]
-    if args.task == "classification" and fmt != "json" and y.nunique() > 2:
-        raise CLIError(f"--format {fmt} writes one score (a binary model's log-odds) and "
-                       f"{args.target!r} has {y.nunique()} classes: use --format json, or "
-                       f"firecy.rules.rules_{fmt} in Python (one margin per class)")
     res = run_job(X, y, args, label=label)
     names = list(X.columns)
     print_rules(res, args, names)
@@ -60,7 +58,7 @@ def run_extract(args):
     )
     doc["comparison"] = summary
     try:
-        text = _export_text(fmt, res["fire"], names, doc)
+        text = _export_text(fmt, res["fire"], names, doc, args.task)
     except ValueError as exc:
         raise CLIError(f"cannot write the rules as {fmt}: {exc}") from None
     try:

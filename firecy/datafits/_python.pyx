@@ -8,6 +8,7 @@ exception raised by the object propagates out of the solver.
 """
 import numpy as np
 
+from firecy._callback_arrays cimport numpy_copy
 from firecy._protocol import check_methods
 from firecy.datafits.base cimport Datafit
 
@@ -22,16 +23,6 @@ def check_datafit_protocol(obj, *, bound=True):
     """Raise TypeError unless ``obj`` (an object, or a class when ``bound`` is
     False) implements the Python datafit protocol."""
     check_methods(obj, "datafit", REQUIRED, OPTIONAL, bound=bound)
-
-
-cdef object _array(const double* ptr, Py_ssize_t n):
-    """A NumPy copy of a C array (copied: the callee may keep it)."""
-    out = np.empty(n)
-    cdef double[::1] out_ = out
-    cdef Py_ssize_t i
-    for i in range(n):
-        out_[i] = ptr[i]
-    return out
 
 
 cdef class PythonDatafit(Datafit):
@@ -110,14 +101,14 @@ cdef class PythonDatafit(Datafit):
     cdef int loss(self, const double* y, const double* eta, double* out,
                   Py_ssize_t n) except -1 nogil:
         with gil:
-            res = self.call("loss", (_array(y, n), _array(eta, n)))
+            res = self.call("loss", (numpy_copy(y, n), numpy_copy(eta, n)))
             self.copy_out(self.checked(res, n, "loss"), out, n)
         return 0
 
     cdef int gradient_hessian(self, const double* y, const double* eta, double* grad,
                               double* hess, Py_ssize_t n) except -1 nogil:
         with gil:
-            y_, eta_ = _array(y, n), _array(eta, n)
+            y_, eta_ = numpy_copy(y, n), numpy_copy(eta, n)
             res = self.call("gradient", (y_, eta_))
             self.copy_out(self.checked(res, n, "gradient"), grad, n)
             if hess != NULL:
@@ -135,7 +126,7 @@ cdef class PythonDatafit(Datafit):
     cdef int curvature_bound(self, const double* y, double* out,
                              Py_ssize_t n) except -1 nogil:
         with gil:
-            res = self.checked(self.call("curvature_bound", (_array(y, n),)), n,
+            res = self.checked(self.call("curvature_bound", (numpy_copy(y, n),)), n,
                                "curvature_bound", True)
             if not np.all(res > 0):
                 raise ValueError(

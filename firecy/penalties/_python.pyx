@@ -11,6 +11,7 @@ attribute, read by its methods.
 """
 import numpy as np
 
+from firecy._callback_arrays cimport copy_into, numpy_copy
 from firecy._protocol import accepts_keyword, check_methods
 from firecy.penalties.base cimport (
     Block, PENALTY_SCORE_IS_DECREASE, PENALTY_SEPARABLE, Penalty)
@@ -27,24 +28,6 @@ def check_penalty_protocol(obj, *, bound=True):
     """Raise TypeError unless ``obj`` (an object, or a class when ``bound`` is
     False) implements the Python penalty protocol."""
     check_methods(obj, "penalty", REQUIRED, OPTIONAL, bound=bound)
-
-
-cdef object _array(const double* ptr, Py_ssize_t n):
-    """A NumPy copy of a C array (copied: the callee may keep it)."""
-    out = np.empty(n)
-    cdef double[::1] out_ = out
-    cdef Py_ssize_t k
-    for k in range(n):
-        out_[k] = ptr[k]
-    return out
-
-
-cdef int _copy_out(object arr, double* out, Py_ssize_t n) except -1:
-    cdef const double[::1] a = arr
-    cdef Py_ssize_t k
-    for k in range(n):
-        out[k] = a[k]
-    return 0
 
 
 cdef class PythonPenalty(Penalty):
@@ -179,7 +162,7 @@ cdef class PythonPenalty(Penalty):
         arr = self.array_result(res, n, what)
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"penalty {self.name}: {what} returned NaN or infinity")
-        return _copy_out(arr, out, n)
+        return copy_into(arr, out, n)
 
     cdef tuple pair_result(self, object res, Py_ssize_t n, str what, str a, str b):
         try:
@@ -194,14 +177,15 @@ cdef class PythonPenalty(Penalty):
 
     cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
         with gil:
-            res = self.call("value", blk, (_array(w, blk.n), _array(blk.curv, blk.n)))
+            res = self.call("value", blk, (numpy_copy(w, blk.n), numpy_copy(blk.curv, blk.n)))
             return self.scalar_result(res, "value", False)
 
     cdef int prox(self, const Block* blk, const double* z, const double* step,
                   double* out) except -1 nogil:
         cdef Py_ssize_t n = blk.n
         with gil:
-            res = self.call("prox", blk, (_array(z, n), _array(step, n), _array(blk.curv, n)))
+            res = self.call("prox", blk,
+                            (numpy_copy(z, n), numpy_copy(step, n), numpy_copy(blk.curv, n)))
             self.finite_out(res, out, n, "prox")
         return 0
 
@@ -209,21 +193,22 @@ cdef class PythonPenalty(Penalty):
                      double* hi) except -1 nogil:
         cdef Py_ssize_t n = blk.n
         with gil:
-            res = self.call("subdiff", blk, (_array(w, n), _array(blk.curv, n)))
+            res = self.call("subdiff", blk, (numpy_copy(w, n), numpy_copy(blk.curv, n)))
             lo_, hi_ = self.pair_result(res, n, "subdiff", "lo", "hi")
             if np.any(np.isnan(lo_)) or np.any(np.isnan(hi_)):
                 raise ValueError(f"penalty {self.name}: subdiff returned NaN")
             if np.any(lo_ > hi_) or np.any(lo_ == np.inf) or np.any(hi_ == -np.inf):
                 raise ValueError(f"penalty {self.name}: subdiff returned an empty interval "
                                  "(lo > hi, lo = +inf or hi = -inf)")
-            _copy_out(lo_, lo, n)
-            _copy_out(hi_, hi, n)
+            copy_into(lo_, lo, n)
+            copy_into(hi_, hi, n)
         return 0
 
     cdef double lambda_max(self, const Block* blk, const double* grad) except? -1 nogil:
         cdef double value
         with gil:
-            res = self.call("lambda_max", blk, (_array(grad, blk.n), _array(blk.curv, blk.n)))
+            res = self.call("lambda_max", blk,
+                            (numpy_copy(grad, blk.n), numpy_copy(blk.curv, blk.n)))
             value = self.scalar_result(res, "lambda_max", True)
             if value < 0.0:
                 raise ValueError(f"penalty {self.name}: lambda_max returned {value!r} < 0")
@@ -235,8 +220,8 @@ cdef class PythonPenalty(Penalty):
         cdef Py_ssize_t n = blk.n
         with gil:
             if self.score_method is not None:
-                res = self.call("block_score", blk, (_array(w, n), _array(grad, n),
-                                                     _array(step, n), _array(blk.curv, n)))
+                res = self.call("block_score", blk, (numpy_copy(w, n), numpy_copy(grad, n),
+                                                     numpy_copy(step, n), numpy_copy(blk.curv, n)))
                 score = self.scalar_result(res, "block_score", False)
                 if score < 0.0 and not self.flags & PENALTY_SCORE_IS_DECREASE:
                     raise ValueError(
@@ -251,7 +236,7 @@ cdef class PythonPenalty(Penalty):
         with gil:
             if self.local_method is None:
                 return -2
-            res = self.call("local_quadratic", blk, (_array(w, n), _array(blk.curv, n)))
+            res = self.call("local_quadratic", blk, (numpy_copy(w, n), numpy_copy(blk.curv, n)))
             if res is None:
                 return -2
             g_, h_ = self.pair_result(res, n, "local_quadratic", "grad", "hess")

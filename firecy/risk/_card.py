@@ -23,64 +23,21 @@ log-loss; when no scale meets the bound, the scale with the lowest log-loss
 import textwrap
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 from firecy._validation import check_int, check_real, check_sample_weight
 from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
+from firecy.risk._model_terms import (
+    achievable_scores,
+    contributions,
+    event_indicator,
+    log_loss,
+    rule_membership,
+)
 
 __all__ = ["RiskCard", "risk_card"]
 
 _GRID_PER_POINT = 24
-
-
-def _rule_membership(model, X):
-    """(rows x kept rules) 0/1 matrix, the kept columns, and X for the model."""
-    Xm = model._validate_predict_data(X)
-    ens = model.ensemble_
-    table = np.asarray(ens.leaf_table(Xm))
-    cols = np.flatnonzero(model.coef_)
-    tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
-    A = (table[:, tree] == cols[None, :]).astype(np.float64)
-    return A, cols, Xm
-
-
-def _contributions(model, Xm, cols):
-    """Per kept rule c_j (log-odds of classes_[1]) and the constant c_0."""
-    ens = model.ensemble_
-    coef = np.asarray(model.coef_, dtype=np.float64)
-    c = coef[cols] * ens.leaf_values[cols]
-    base = np.asarray(ens.baseline(Xm), dtype=np.float64).reshape(Xm.shape[0], -1)
-    if base.shape[0] and not np.allclose(base, base[:1], rtol=0.0, atol=1e-12):
-        raise ValueError(
-            "the ensemble's baseline varies by row (a gradient boosting model with a "
-            "custom init estimator): a card's starting points must be one number")
-    b = np.atleast_1d(np.asarray(model.intercept_, dtype=np.float64))
-    first = base[0] if base.shape[0] else np.zeros(b.size)
-    if ens.n_outputs == 1:
-        return c, float(b[0] + first[0])
-    # two outputs (one score per class): the log-odds is score_1 - score_0
-    tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
-    sign = np.where(ens.tree_class[tree] == 1, 1.0, -1.0)
-    return sign * c, float((b[1] + first[1]) - (b[0] + first[0]))
-
-
-def _log_loss(y, eta, s):
-    return float(-np.dot(s, np.where(y == 1, log_expit(eta), log_expit(-eta))) / s.sum())
-
-
-def _achievable_scores(ens, cols, points, intercept):
-    """Every total a row can reach: per tree, one kept leaf or (if the tree has
-    leaves not kept) none; a superset when rules of different trees exclude
-    each other."""
-    tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
-    totals = {0}
-    for t in np.unique(tree):
-        mine = points[tree == t]
-        options = set(mine.tolist())
-        if np.count_nonzero(tree == t) < ens.block_ptr[t + 1] - ens.block_ptr[t]:
-            options.add(0)
-        totals = {a + o for a in totals for o in options}
-    return np.array(sorted(intercept + v for v in totals), dtype=np.int64)
 
 
 class RiskCard:
@@ -172,7 +129,7 @@ class RiskCard:
         -------
         ndarray of int64, shape (n_samples,)
         """
-        A, cols, _ = _rule_membership(self.model, X)
+        A, cols, _ = rule_membership(self.model, X)
         pos = np.searchsorted(cols, self.columns)
         return (self.intercept_points + A[:, pos] @ self.points).astype(np.int64)
 
@@ -206,17 +163,17 @@ class RiskCard:
             ``model_log_loss``, ``model_auc``, ``model_cal`` (grouped by the
             model's distinct predictions).
         """
-        event = _event_indicator(self.model, y)
+        event = event_indicator(self.model, y)
         s = check_sample_weight(sample_weight, event.shape[0])
         score = self.score(X)
         p = expit(score / self.scale)
         eta = np.asarray(self.model.decision_function(X), dtype=np.float64)
         q = expit(eta)
         return {
-            "log_loss": _log_loss(event, score / self.scale, s),
+            "log_loss": log_loss(event, score / self.scale, s),
             "auc": rank_auc(event, score, sample_weight=s),
             "cal": calibration_error(event, p, groups=score, sample_weight=s),
-            "model_log_loss": _log_loss(event, eta, s),
+            "model_log_loss": log_loss(event, eta, s),
             "model_auc": rank_auc(event, eta, sample_weight=s),
             "model_cal": calibration_error(event, q, groups=np.round(eta, 9),
                                            sample_weight=s),
@@ -301,16 +258,6 @@ def _pct(r):
     return f"{100 * r:.1f}%" if r <= 0.999 else ">99.9%"
 
 
-def _event_indicator(model, y):
-    classes = model.classes_
-    y = np.asarray(y)
-    unknown = ~np.isin(y, classes)
-    if np.any(unknown):
-        raise ValueError(f"y has labels {np.unique(y[unknown])[:5].tolist()} that are not "
-                         f"among the model's classes {classes.tolist()}")
-    return (y == classes[1]).astype(np.float64)
-
-
 def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weight=None):
     """The risk card of a fitted binary FIRE classifier.
 
@@ -353,14 +300,14 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weigh
         raise ValueError("a risk card needs a fitted binary classifier (two classes)")
     max_points = check_int(max_points, "max_points", low=1)
     max_loss_increase = check_real(max_loss_increase, "max_loss_increase", low=0.0)
-    event = _event_indicator(model, y)
-    A, cols, Xm = _rule_membership(model, X)
+    event = event_indicator(model, y)
+    A, cols, Xm = rule_membership(model, X)
     if A.shape[0] != event.shape[0]:
         raise ValueError(f"X has {A.shape[0]} rows, y {event.shape[0]}")
     s = check_sample_weight(sample_weight, event.shape[0])
-    c, c0 = _contributions(model, Xm, cols)
+    c, c0 = contributions(model, Xm, cols)
     eta = A @ c + c0
-    model_loss = _log_loss(event, eta, s)
+    model_loss = log_loss(event, eta, s)
     bound = (1.0 + max_loss_increase) * model_loss
 
     best = None
@@ -373,7 +320,7 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weigh
             continue
         base = A @ pts
         for p0 in {np.floor(alpha * c0), np.ceil(alpha * c0)}:
-            loss = _log_loss(event, (base + p0) / alpha, s)
+            loss = log_loss(event, (base + p0) / alpha, s)
             size = float(np.max(np.abs(pts))) if pts.size else 0.0
             key = (loss > bound, size if loss <= bound else 0.0, loss)
             if best is None or key < best[0]:
@@ -387,7 +334,7 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weigh
     card = RiskCard(
         model, _plain(model.classes_[1]), [table_rows[j] for j in kept_cols], points,
         kept_cols, int(p0), alpha,
-        _achievable_scores(model.ensemble_, kept_cols, points, int(p0)), max_loss_increase,
+        achievable_scores(model.ensemble_, kept_cols, points, int(p0)), max_loss_increase,
     )
     # the columns of A follow cols (sorted); the card keeps its own order
     score = (A[:, np.searchsorted(cols, kept_cols)] @ points + int(p0)).astype(np.int64)
@@ -410,7 +357,7 @@ def _rule_texts(model, cols):
 
 def _fill_metrics(card, event, score, eta, s, model_loss):
     p = expit(score / card.scale)
-    card.log_loss_ = _log_loss(event, score / card.scale, s)
+    card.log_loss_ = log_loss(event, score / card.scale, s)
     card.auc_ = rank_auc(event, score, sample_weight=s)
     card.cal_ = calibration_error(event, p, groups=score, sample_weight=s)
     card.model_log_loss_ = model_loss

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from firecy.rules._export_tests import CodeTest, LabelTest
+
 __all__ = ["render_python", "render_sql"]
 
 _PY_HELPERS = '''
@@ -44,7 +46,6 @@ def _xgboost_label(v, ordered, known, name):
 
 
 def _is_label_feature(plan, f):
-    from firecy.rules._export import LabelTest
 
     return any(isinstance(test, LabelTest) and test.feature == f
                for _, _, rules in plan.trees for tests, _ in rules for test in tests)
@@ -58,7 +59,6 @@ def _py_float(v):
 
 
 def _py_test(test):
-    from firecy.rules._export import CodeTest, LabelTest
 
     x = f"x{test.feature}"
     if isinstance(test, LabelTest):
@@ -93,6 +93,8 @@ def _header(plan, lang):
         "(the model's raw prediction: a classifier's margin).",
         f"Comparisons are the library's, exactly: {plan.reading}.",
     ]
+    if plan.classes is not None:
+        lines.append(_margin_meaning(plan.classes, lang))
     cats = [plan.feature_names[f] for f in plan.used if _is_label_feature(plan, f)]
     if cats:
         lines.append("Categorical features, read by label: " + ", ".join(map(repr, cats)) + ".")
@@ -101,6 +103,17 @@ def _header(plan, lang):
     else:
         lines.append("Missing values are None or NaN.")
     return lines
+
+
+def _margin_meaning(classes, lang):
+    """What a classifier's margin(s) mean, with the class each one speaks for."""
+    if len(classes) == 2:
+        return (f"Classes {classes[0]!r} and {classes[1]!r}: the margin is the log-odds "
+                f"of {classes[1]!r}, P({classes[1]!r}) = 1 / (1 + exp(-margin)).")
+    where = "out[k]" if lang == "python" else "The column ending in _k"
+    names = ", ".join(f"{k} = {c!r}" for k, c in enumerate(classes))
+    return (f"{where} is the margin of class k ({names}): the predicted class has the "
+            f"largest margin, and the probabilities are softmax(margins).")
 
 
 def render_python(plan, name):
@@ -169,7 +182,6 @@ def _sql_compare(col, op, t):
 
 
 def _sql_test(test, col):
-    from firecy.rules._export import CodeTest, LabelTest
 
     if isinstance(test, LabelTest):
         if test.labels:

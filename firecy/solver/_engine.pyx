@@ -250,8 +250,15 @@ cdef class GreedyBlockCD:
     def intercept(self, double value):
         self.st.intercept = value if self.st.fit_intercept else 0.0
 
+    def _require_penalty(self, what):
+        # the penalty is bound only while solve() runs (the Newton steps call
+        # back in then); outside it these methods would call through None
+        if self.penalty is None:
+            raise RuntimeError(f"GreedyBlockCD.{what}() is available only during a solve")
+
     def refresh(self):
         """Recompute the state from ``coef`` and ``intercept``; return F."""
+        self._require_penalty("refresh")
         with nogil:
             self.resync()
         return float(self.objective())
@@ -925,6 +932,7 @@ cdef class GreedyBlockCD:
         grad_arr = np.zeros(self.R)
         hess_arr = np.zeros(self.R)
         cdef double[::1] grad = grad_arr, hess = hess_arr
+        self._require_penalty("penalty_groups")
         with nogil:
             for t in range(self.T):
                 lo = self.block_ptr[t]

@@ -15,7 +15,10 @@ sum of group g's columns of M), with the intercept profiled out
 step. For the squared loss the model is exact and one step lands on the
 support's stationary point; for other losses the engine repeats it. A step
 that would flip a sign stops at zero there (an active-set move, as in
-OWL-QN); every step is kept only if F decreases. When the penalty's concave
+OWL-QN); every step is kept only if F decreases. When none of the tried
+steps does (a singular support Hessian: trees that repeat each other's
+leaves), a line search finds the minimum of F along the direction, at a
+kink of the penalty. When the penalty's concave
 part (MCP) makes the model indefinite, a run of majorize-minimize steps
 linearises it and keeps the datafit's Hessian.
 """
@@ -33,22 +36,33 @@ NEWTON_MAX_SUPPORT = 4000
 # each; on a still-shrinking support more than one step costs more than the
 # coordinate epochs it saves (measured)
 NEWTON_MAX_STEPS = 1
+# steps per attempt while each stops at a kink of the penalty found by the
+# line search (a singular Hessian: the datafit's model does not change
+# along the flat direction, so the next step is cheap progress; one step
+# per attempt left coordinate descent to crawl between them)
+NEWTON_MAX_KINK_STEPS = 8
 # Newton steps per attempt when the model is not exact (logistic loss)
 NEWTON_MAX_STEPS_SMOOTH = 10
 # majorize-minimize steps per factorisation when the local model is indefinite
 NEWTON_MM_STEPS = 50
+# the line search along a direction no tried step accepts: halvings to
+# bracket the minimum (t down to 2^-60), then golden-section steps in the
+# bracket (0.618^60: the kink located to ~1e-13 of the bracket)
+LINE_BRACKET_STEPS = 60
+LINE_GOLDEN_STEPS = 60
 
 
 def _cholesky(matrix):
-    """Cholesky factor, with a relative ridge of 1e-12 if singular (a whole
-    tree in the support is collinear with the intercept); None if indefinite."""
+    """(Cholesky factor, whether it needed the ridge): a relative ridge of
+    1e-12 if singular (a whole tree in the support is collinear with the
+    intercept, two trees repeat leaves); (None, False) if indefinite."""
     scale = max(float(np.max(np.abs(np.diag(matrix)))), 1e-300)
     for ridge in (0.0, 1e-12 * scale):
         try:
-            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False)
+            return cho_factor(matrix + ridge * np.eye(matrix.shape[0]), check_finite=False), ridge > 0
         except np.linalg.LinAlgError:
             pass
-    return None
+    return None, False
 
 
 def newton_step(engine):
@@ -61,10 +75,15 @@ def newton_step(engine):
     exact = engine.exact_curvature
     moved = False
     status = "none"
-    for _ in range(NEWTON_MAX_STEPS if exact else NEWTON_MAX_STEPS_SMOOTH):
+    limit = NEWTON_MAX_STEPS if exact else NEWTON_MAX_STEPS_SMOOTH
+    for step in range(1, max(limit, NEWTON_MAX_KINK_STEPS) + 1):
         f_before = engine.objective_value()
         status = _newton_once(engine)
         moved = moved or status != "none"
+        if status == "kink" and step < NEWTON_MAX_KINK_STEPS:
+            continue   # one kink per step along a flat direction: take the next
+        if step >= limit:
+            break
         if exact:
             if status != "partial":
                 break
@@ -167,7 +186,8 @@ def _newton_once(engine):
     """One Newton step on the current support (or, when the penalty's local
     model is concave enough to make the Hessian indefinite, a run of
     majorize-minimize steps). Returns "full" (the whole step, no sign
-    change), "partial" (moved; call again) or "none"."""
+    change), "partial" (moved; call again), "kink" (moved by the line search
+    to a kink of the penalty) or "none"."""
     n_support = np.count_nonzero(engine.coef)
     if n_support == 0 or n_support > NEWTON_MAX_SUPPORT:
         return "none"
@@ -176,15 +196,18 @@ def _newton_once(engine):
     if model is None:
         return "none"
     hess = model["hess"]
-    factor = _cholesky(hess + np.diag(model["pen_hess"]))
+    factor, singular = _cholesky(hess + np.diag(model["pen_hess"]))
     if factor is not None:
-        return _try_step(engine, model, -cho_solve(factor, model["grad"], check_finite=False),
-                         f_old)
+        status = _try_step(engine, model, -cho_solve(factor, model["grad"], check_finite=False),
+                           f_old)
+        # a singular model's step stops where the structure changes (a sign,
+        # a kink), and the flat direction usually goes on past it
+        return "kink" if singular and status == "partial" else status
     # indefinite (MCP's concave part): majorize the concave part by its
     # linearisation, keep the datafit Hessian (positive definite), and
     # iterate on the factorisation while the structure holds (a DC
     # algorithm: for the squared loss each step is a descent step of F)
-    factor = _cholesky(hess)
+    factor, _ = _cholesky(hess)
     if factor is None:
         return "none"
     moved = False
@@ -195,7 +218,7 @@ def _newton_once(engine):
             break
         moved = True
         f_new = engine.objective_value()
-        if status == "partial" or f_old - f_new <= 1e-15 * abs(f_old):
+        if status in ("partial", "kink") or f_old - f_new <= 1e-15 * abs(f_old):
             break
         f_old = f_new
         new_model = _support_model(engine, with_hessian=False)
@@ -204,7 +227,7 @@ def _newton_once(engine):
             break
         model["grad"] = new_model["grad"]
         model.update(g_b=new_model["g_b"], h_bb=new_model["h_bb"], h_wb=new_model["h_wb"])
-    return "partial" if moved else "none"
+    return ("kink" if status == "kink" else "partial") if moved else "none"
 
 
 def _try_step(engine, model, group_direction, f_old):
@@ -239,14 +262,73 @@ def _try_step(engine, model, group_direction, f_old):
         candidates.append((first, "partial"))
     candidates += [(w_old + 0.5 ** h * direction, "partial") for h in range(1, 4)]
     for cand, status in candidates:
-        w[support] = cand
-        if model["h_wb"] is not None and model["h_bb"] > 0:
-            # the profiled intercept's Newton move for this move of w
-            engine.intercept = b_old - (model["g_b"] + model["h_wb"] @ (cand - w_old)) / model["h_bb"]
-        if engine.refresh() < f_old:
+        if _value_at(engine, model, support, w_old, b_old, cand) < f_old:
             engine.record_point()
             return status
-    w[support] = w_old
-    engine.intercept = b_old
-    engine.refresh()
+    t = _line_minimum(engine, model, support, w_old, b_old, direction, f_old)
+    if t > 0.0:
+        _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+        engine.record_point()
+        return "kink"
+    _value_at(engine, model, support, w_old, b_old, w_old)
     return "none"
+
+
+def _value_at(engine, model, support, w_old, b_old, cand):
+    """F with the support's weights at ``cand`` (the intercept moved along)."""
+    engine.coef[support] = cand
+    if model["h_wb"] is not None and model["h_bb"] > 0:
+        # the profiled intercept's Newton move for this move of w
+        engine.intercept = b_old - (model["g_b"] + model["h_wb"] @ (cand - w_old)) / model["h_bb"]
+    else:
+        engine.intercept = b_old
+    return engine.refresh()
+
+
+def _line_minimum(engine, model, support, w_old, b_old, direction, f_old):
+    """The step t in (0, 1] minimising F along ``direction``, 0 if none lowers F.
+
+    Needed when the support's Hessian is singular: two trees with leaves
+    covering the same rows make a direction along which the datafit does
+    not change, and the ridged Newton direction is huge along it. F is then
+    piecewise linear along the line (the fusion term), and its minimum is
+    at a kink of the penalty, where a group merges or a weight reaches
+    zero: a point the halved steps overshoot, and coordinate descent
+    reaches only by equal small steps (the two blocks trade weight, each
+    move limited by its own curvature). The minimum is bracketed on
+    t = 2^-k, then located by golden-section search.
+    """
+    value = lambda t: _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+    t_hi, f_hi = 1.0, value(1.0)
+    t, f_t = 0.5, value(0.5)
+    for _ in range(LINE_BRACKET_STEPS):
+        if f_t < f_old and f_t <= f_hi:
+            t_lo = 0.5 * t
+            f_lo = value(t_lo)
+            if f_lo >= f_t:
+                break            # a minimum in [t/2, 2t]
+            t_hi, f_hi, t, f_t = t, f_t, t_lo, f_lo
+        else:
+            t_hi, f_hi, t, f_t = t, f_t, 0.5 * t, value(0.5 * t)
+    else:
+        return 0.0
+    if not f_t < f_old:
+        return 0.0
+    a, b = 0.5 * t, t_hi
+    best_t, best_f = t, f_t
+    ratio = 0.5 * (5.0 ** 0.5 - 1.0)
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    f_c, f_d = value(c), value(d)
+    for _ in range(LINE_GOLDEN_STEPS):
+        if f_c <= f_d:
+            b, d, f_d = d, c, f_c
+            c = b - ratio * (b - a)
+            f_c = value(c)
+        else:
+            a, c, f_c = c, d, f_d
+            d = a + ratio * (b - a)
+            f_d = value(d)
+        for tt, ff in ((c, f_c), (d, f_d)):
+            if ff < best_f:
+                best_t, best_f = tt, ff
+    return best_t

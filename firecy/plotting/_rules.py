@@ -1,20 +1,15 @@
-"""Pictures of extracted rule sets and of regularisation paths.
-
-matplotlib is imported only when a function here is called (install it with
-``pip install matplotlib`` or ``pip install "firecy[plot]"``).  The functions
-draw on a :class:`matplotlib.figure.Figure` of their own (no pyplot state, no
-GUI backend needed) unless given an ``ax``, and return the figure.
-"""
+"""``plot_rules``: the kept rules drawn as the partial trees they came from."""
 from __future__ import annotations
 
 import textwrap
 
 import numpy as np
 
+from firecy.plotting._common import _require_matplotlib
 from firecy.rules import ALL_ROWS, format_conditions
 from firecy.rules._inputs import check_coef, feature_names_of, leaf_support, tree_of, unpack
 
-__all__ = ["plot_rules", "plot_path", "plot_risk_card"]
+__all__ = ["plot_rules"]
 
 NODE_GID = "firecy-node"
 LEAF_GID = "firecy-leaf"
@@ -23,21 +18,6 @@ _NODE_COLOR = "#fdd9a0"  # antecedents (split nodes), as in the paper's figure
 _NODE_EDGE = "#c07a12"
 
 
-def _require_matplotlib():
-    try:
-        import matplotlib  # noqa: F401
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError(
-            "firecy.plotting needs matplotlib, which is not installed: "
-            "pip install matplotlib  (or: pip install 'firecy[plot]')"
-        ) from None
-    return Figure
-
-
-# ---------------------------------------------------------------------------
-# partial trees
-# ---------------------------------------------------------------------------
 class _PartialTree:
     """The kept leaves of one tree and the split nodes on their paths."""
 
@@ -257,207 +237,3 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         ax.text(0.5, 0.5, "no rules kept", ha="center", va="center",
                 transform=ax.transAxes)
     return fig
-
-
-# ---------------------------------------------------------------------------
-# paths
-# ---------------------------------------------------------------------------
-def _get(path, key, default=None):
-    if isinstance(path, dict):
-        return path.get(key, default)
-    try:
-        return path[key]
-    except (TypeError, KeyError, IndexError):
-        return getattr(path, key, default)
-
-
-def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=None,
-              **line_kwargs):
-    """Error along a regularisation path against the number of rules.
-
-    Parameters
-    ----------
-    path : dict-like or PathResult
-        With arrays ``n_rules`` and ``validation_error`` (an estimator's
-        ``path_``); ``objectives`` is plotted when there is no
-        ``validation_error``.
-    ax : matplotlib Axes, optional
-        Draw here (call again with the same ``ax`` to compare paths).
-    budget : int, optional
-        Draw the rule budget as a vertical line.
-    label : str, optional
-        Legend label of this path.
-    selected : int, optional
-        Index of the selected point, marked with a star (default: the
-        path's ``selected`` entry if it has one).
-    metric : str, optional
-        Y-axis label (default: "validation error" or "objective").
-    **line_kwargs
-        Passed to ``ax.plot``.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.tree import DecisionTreeRegressor
-    >>> from firecy import FIRERegressor
-    >>> from firecy.plotting import plot_path
-    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
-    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
-    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, max_rules=3, n_lambdas=5, cv=2, random_state=0).fit(X, y)
-    >>> fig = plot_path(fire.path_, budget=3, label="MCP")
-    >>> ax = fig.axes[0]
-    >>> ax.get_xlabel(), ax.get_ylabel()
-    ('number of rules', 'validation error')
-
-    The curve is the validation error against the number of rules:
-
-    >>> line = ax.get_lines()[0]
-    >>> line.get_label()
-    'MCP'
-    >>> bool(np.array_equal(line.get_xdata(), fire.path_.n_rules))
-    True
-    >>> bool(np.array_equal(line.get_ydata(), fire.path_.validation_error))
-    True
-    """
-    Figure = _require_matplotlib()
-    n_rules = np.asarray(_get(path, "n_rules"), dtype=float)
-    err = _get(path, "validation_error")
-    ylabel = "validation error"
-    if err is None:
-        err, ylabel = _get(path, "objectives"), "objective"
-    if err is None:
-        raise ValueError("the path has neither 'validation_error' nor 'objectives'")
-    err = np.asarray(err, dtype=float)
-    if ax is None:
-        fig = Figure(figsize=(6.0, 4.0), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    line_kwargs.setdefault("marker", "o")
-    line_kwargs.setdefault("markersize", 3.5)
-    # points beyond the rule budget carry an infinite validation error
-    ok = np.isfinite(err) & np.isfinite(n_rules)
-    (line,) = ax.plot(n_rules[ok], err[ok], label=label, **line_kwargs)
-    if selected is None:
-        selected = _get(path, "selected")
-    if selected is not None and np.ndim(selected) == 0 and ok[int(selected)]:
-        k = int(selected)
-        ax.plot([n_rules[k]], [err[k]], marker="*", markersize=14, color=line.get_color(),
-                markeredgecolor="black", linestyle="none", zorder=5)
-    if budget is not None and not any(getattr(l, "_firecy_budget", False) for l in ax.lines):
-        vl = ax.axvline(budget, color="0.4", linestyle="--", lw=1)
-        vl._firecy_budget = True
-        ax.text(budget, 0.98, f"budget {budget} ", transform=ax.get_xaxis_transform(),
-                va="top", ha="right", fontsize=8, color="0.3")
-    ax.set_xlabel("number of rules")
-    ax.set_ylabel(metric or ylabel)
-    ax.grid(True, alpha=0.3)
-    if label is not None:
-        ax.legend()
-    return fig
-
-
-# ---------------------------------------------------------------------------
-# risk cards
-# ---------------------------------------------------------------------------
-def plot_risk_card(card, *, wrap=44, figsize=None):
-    """Draw a risk card: the points table and the reliability curve.
-
-    Parameters
-    ----------
-    card : RiskCard
-        From :func:`firecy.risk.risk_card`.
-    wrap : int, default=44
-        Characters per line of a rule's text.
-    figsize : (float, float), optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Left: the rules and their points, the starting points, and the
-        score -> risk table. Right: the reliability curve on the data the
-        card was built on, the card's risk of each score against the observed
-        frequency of the event among the rows with that score (marker area
-        proportional to the rows), with the diagonal of perfect calibration.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.ensemble import RandomForestClassifier
-    >>> from firecy import FIREClassifier
-    >>> from firecy.plotting import plot_risk_card
-    >>> from firecy.risk import risk_card
-    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
-    >>> forest = RandomForestClassifier(n_estimators=30, max_depth=2, random_state=0)
-    >>> fire = FIREClassifier(forest, max_rules=4, random_state=0).fit(X, y)
-    >>> fig = plot_risk_card(risk_card(fire, X, y))
-    >>> len(fig.axes)
-    2
-    """
-    Figure = _require_matplotlib()
-    rows = []
-    for i, (rule, pts) in enumerate(zip(card.rules, card.points), 1):
-        lines = textwrap.wrap(rule, wrap, break_on_hyphens=False) or [rule]
-        rows.append((f"{i}.", "\n".join(lines), f"{int(pts):+d}"))
-    rows.append(("", "everyone starts with", f"{card.intercept_points:+d}"))
-    n_lines = sum(r[1].count("\n") + 1 for r in rows) + 6
-    if figsize is None:
-        figsize = (12.0, max(4.0, 0.28 * n_lines + 1.5))
-    fig = Figure(figsize=figsize, layout="constrained")
-    ax_t, ax_r = fig.subplots(1, 2, width_ratios=[1.5, 1.0])
-
-    ax_t.axis("off")
-    ax_t.set_title(f"risk of {card.event!r}: add the points of the rules that hold",
-                   fontsize=10, loc="left")
-    y = 1.0
-    step = 1.0 / max(n_lines, 12)
-    for num, text, pts in rows:
-        ax_t.text(0.0, y, num, va="top", ha="left", fontsize=9, transform=ax_t.transAxes)
-        ax_t.text(0.05, y, text, va="top", ha="left", fontsize=9, family="monospace",
-                  transform=ax_t.transAxes)
-        ax_t.text(1.0, y, pts, va="top", ha="right", fontsize=10, fontweight="bold",
-                  transform=ax_t.transAxes)
-        y -= step * (text.count("\n") + 1.3)
-    ax_t.axhline(y + 0.3 * step, color="0.5", lw=0.8)
-    cells = [[str(int(s)) for s in card.scores],
-             [_risk_percent(r) for r in card.risk]]
-    shown = min(len(card.scores), 14)
-    cells = [c[:shown] for c in cells]
-    if len(card.scores) > shown:
-        cells = [c + ["..."] for c in cells]
-    table = ax_t.table(cellText=cells, rowLabels=["SCORE", "RISK"], loc="bottom",
-                       cellLoc="center", bbox=[0.08, max(y - 3.2 * step, 0.0), 0.92,
-                                               2.4 * step])
-    table.auto_set_font_size(False)
-    table.set_fontsize(8)
-
-    t = card.table
-    ax_r.plot([0, 1], [0, 1], color="0.6", linestyle="--", lw=1, label="perfect calibration")
-    sizes = 20 + 300 * np.asarray(t["n"], dtype=float) / max(float(np.max(t["n"])), 1e-300)
-    ax_r.scatter(t["risk"], t["observed"], s=sizes, alpha=0.7, color="#c07a12",
-                 edgecolor="black", zorder=3, label="scores (area: rows)")
-    ax_r.plot(t["risk"], t["observed"], color="#c07a12", lw=1, alpha=0.6)
-    for s_, x_, y_ in zip(t["score"], t["risk"], t["observed"]):
-        ax_r.annotate(str(int(s_)), (x_, y_), textcoords="offset points", xytext=(5, -10),
-                      fontsize=7, color="0.3")
-    ax_r.set_xlim(-0.02, 1.02)
-    ax_r.set_ylim(-0.02, 1.02)
-    ax_r.set_xlabel("predicted risk (card)")
-    ax_r.set_ylabel("observed risk")
-    ax_r.set_title(f"reliability: AUC {card.auc_:.3f}, CAL {100 * card.cal_:.1f}%",
-                   fontsize=10)
-    ax_r.grid(True, alpha=0.3)
-    ax_r.legend(loc="upper left", fontsize=8)
-    return fig
-
-
-def _risk_percent(r):
-    """A risk as the card prints it (<0.1% and >99.9% at the ends)."""
-    from firecy.risk._card import _pct
-
-    return _pct(r)

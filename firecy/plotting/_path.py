@@ -1,0 +1,108 @@
+"""``plot_path``: the error along a regularisation path against the number of rules."""
+from __future__ import annotations
+
+import numpy as np
+
+from firecy.plotting._common import _require_matplotlib
+
+__all__ = ["plot_path"]
+
+
+def _get(path, key, default=None):
+    if isinstance(path, dict):
+        return path.get(key, default)
+    try:
+        return path[key]
+    except (TypeError, KeyError, IndexError):
+        return getattr(path, key, default)
+
+
+def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=None,
+              **line_kwargs):
+    """Error along a regularisation path against the number of rules.
+
+    Parameters
+    ----------
+    path : dict-like or PathResult
+        With arrays ``n_rules`` and ``validation_error`` (an estimator's
+        ``path_``); ``objectives`` is plotted when there is no
+        ``validation_error``.
+    ax : matplotlib Axes, optional
+        Draw here (call again with the same ``ax`` to compare paths).
+    budget : int, optional
+        Draw the rule budget as a vertical line.
+    label : str, optional
+        Legend label of this path.
+    selected : int, optional
+        Index of the selected point, marked with a star (default: the
+        path's ``selected`` entry if it has one).
+    metric : str, optional
+        Y-axis label (default: "validation error" or "objective").
+    **line_kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> from firecy.plotting import plot_path
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, max_rules=3, n_lambdas=5, cv=2, random_state=0).fit(X, y)
+    >>> fig = plot_path(fire.path_, budget=3, label="MCP")
+    >>> ax = fig.axes[0]
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('number of rules', 'validation error')
+
+    The curve is the validation error against the number of rules:
+
+    >>> line = ax.get_lines()[0]
+    >>> line.get_label()
+    'MCP'
+    >>> bool(np.array_equal(line.get_xdata(), fire.path_.n_rules))
+    True
+    >>> bool(np.array_equal(line.get_ydata(), fire.path_.validation_error))
+    True
+    """
+    Figure = _require_matplotlib()
+    n_rules = np.asarray(_get(path, "n_rules"), dtype=float)
+    err = _get(path, "validation_error")
+    ylabel = "validation error"
+    if err is None:
+        err, ylabel = _get(path, "objectives"), "objective"
+    if err is None:
+        raise ValueError("the path has neither 'validation_error' nor 'objectives'")
+    err = np.asarray(err, dtype=float)
+    if ax is None:
+        fig = Figure(figsize=(6.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    line_kwargs.setdefault("marker", "o")
+    line_kwargs.setdefault("markersize", 3.5)
+    # points beyond the rule budget carry an infinite validation error
+    ok = np.isfinite(err) & np.isfinite(n_rules)
+    (line,) = ax.plot(n_rules[ok], err[ok], label=label, **line_kwargs)
+    if selected is None:
+        selected = _get(path, "selected")
+    if selected is not None and np.ndim(selected) == 0 and ok[int(selected)]:
+        k = int(selected)
+        ax.plot([n_rules[k]], [err[k]], marker="*", markersize=14, color=line.get_color(),
+                markeredgecolor="black", linestyle="none", zorder=5)
+    if budget is not None and not any(getattr(l, "_firecy_budget", False) for l in ax.lines):
+        vl = ax.axvline(budget, color="0.4", linestyle="--", lw=1)
+        vl._firecy_budget = True
+        ax.text(budget, 0.98, f"budget {budget} ", transform=ax.get_xaxis_transform(),
+                va="top", ha="right", fontsize=8, color="0.3")
+    ax.set_xlabel("number of rules")
+    ax.set_ylabel(metric or ylabel)
+    ax.grid(True, alpha=0.3)
+    if label is not None:
+        ax.legend()
+    return fig
