@@ -18,6 +18,7 @@ all stages in one process instead (the peak a user sees in a script).
     python benchmarks/deep_forest.py [--one-process] [--cache DIR]
 """
 import argparse
+import ast
 import os
 import pickle
 import resource
@@ -164,7 +165,7 @@ def main():
                    "--trees", str(args.trees), "--tol", str(args.tol), "--cache", args.cache]
             res = subprocess.run(cmd, capture_output=True, text=True, check=True)
             line = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-            out[name] = eval(line[len("RESULT "):])  # a dict literal we printed
+            out[name] = ast.literal_eval(line[len("RESULT "):])
             print(f"{name:<11} {out[name]}", flush=True)
     print("\n| stage | seconds | peak RSS (MiB) | notes |")
     print("|---|---:|---:|---|")
