@@ -67,6 +67,9 @@ def main():
     parser.add_argument("--load", help="read the lambdas (and reference objectives) from here")
     parser.add_argument("--firecy-only", action="store_true")
     parser.add_argument("--no-sklearn", action="store_true")
+    parser.add_argument("--sklearn-fractions", default=None,
+                        help="the cells (fractions) where scikit-learn runs (default: all; it "
+                             "takes minutes per cell when dense)")
     parser.add_argument("--intercept", default="1,0", help="fit_intercept values (1, 0)")
     parser.add_argument("--firecy-tols", default="1e-4,1e-6,1e-8",
                         help="firecy's tolerance ladder")
@@ -140,7 +143,9 @@ def main():
 
             cur = min(r[2] for r in ladders["firecy"])
             ladders["skglm"] = run_ladder("skglm Lasso", skglm_fit, PEER_TOLS, cur)
-            if not args.no_sklearn:
+            sk_cells = (None if args.sklearn_fractions is None
+                        else [float(v) for v in args.sklearn_fractions.split(",")])
+            if not args.no_sklearn and (sk_cells is None or cell["fraction"] in sk_cells):
                 cur = min(r[2] for rows in ladders.values() for r in rows)
                 ladders["sklearn"] = run_ladder("sklearn Lasso", sklearn_fit, PEER_TOLS[1:-1], cur)
         reached = min(r[2] for rows in ladders.values() for r in rows)

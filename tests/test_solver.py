@@ -231,6 +231,32 @@ def test_convergence_warning_when_max_iter_reached(rf_design):
     assert not res.converged
 
 
+@pytest.mark.parametrize("penalty, strategy, active_set, named", [
+    (L1(0.001), "working_set", True, "firecy: the active-set Newton solver did not"),
+    (L1(0.001), "working_set", False, "firecy: working-set block CD did not"),
+    (L1(0.001), "greedy", True, "firecy: greedy block CD did not"),
+    # MCP: the active set may take the first step from w = 0 (where MCP is
+    # L1-like), then coordinate descent takes over
+    (MCP(0.001, 3.0), "working_set", True, "working-set block CD did not"),
+])
+def test_convergence_warning_names_the_solver_that_ran(rf_design, penalty, strategy,
+                                                       active_set, named):
+    # the squared loss with L1 runs the active-set solver, MCP coordinate
+    # descent (docs/solver.rst); the warning must not blame the wrong one
+    from firecy.solver._problem import Problem
+
+    table, values, block_ptr, X, y, _ = rf_design
+    design = BlockDesign.from_leaf_table(table, values, block_ptr)
+    problem = Problem(design, y, None, True)
+    problem.engine.use_active_set = active_set
+    with pytest.warns(ConvergenceWarning) as record:
+        res = problem.solve(penalty, np.zeros(design.n_columns), 1e-14, design.n_blocks,
+                            strategy=strategy)
+    assert not res.converged
+    messages = [str(w.message) for w in record if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1 and named in messages[0], messages
+
+
 def test_converged_solve_is_silent(rf_design):
     table, values, block_ptr, X, y, _ = rf_design
     design = BlockDesign.from_leaf_table(table, values, block_ptr)

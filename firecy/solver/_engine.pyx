@@ -81,6 +81,17 @@ QP_MAX_SUPPORT = 4000
 cdef Py_ssize_t LINE_SEARCH_STEPS = 30
 
 
+def _strategy_name(bint greedy, bint qp_ran, bint qp_at_end):
+    """The solver that ran, as the ConvergenceWarning names it."""
+    if greedy:
+        return "greedy block CD"
+    if not qp_ran:
+        return "working-set block CD"
+    if qp_at_end:
+        return "the active-set Newton solver"
+    return "the active-set Newton solver (then working-set block CD)"
+
+
 cdef class GreedyBlockCD:
     """The engine state for one (design, datafit, y, weights, offset) problem.
 
@@ -1020,6 +1031,9 @@ cdef class GreedyBlockCD:
             self.qp_rows_set = False
         if self.qp is not None:
             self.qp.n_threads = self.n_threads
+        # the warning names the solver that ran: the active set counts if it
+        # did a round (it can hand over to coordinate descent after one)
+        cdef Py_ssize_t qp_rounds_before = self.qp.n_rounds if self.qp is not None else 0
         try:
             with nogil:
                 self.resync()
@@ -1034,8 +1048,10 @@ cdef class GreedyBlockCD:
         finally:
             self.penalty = None
         if not converged and warn:
+            qp_ran = self.qp is not None and self.qp.n_rounds > qp_rounds_before
             warnings.warn(
-                f"firecy: greedy block CD did not converge in {n_updates} block updates "
+                f"firecy: {_strategy_name(use_greedy, qp_ran, self.qp_enabled)} did not "
+                f"converge in {n_updates} block updates "
                 f"(tol={tol:g}); increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=3,

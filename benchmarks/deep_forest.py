@@ -1,0 +1,178 @@
+"""The deep forest of issue 14, every stage from forest to L1 path, with time
+and peak memory per stage.
+
+250 unlimited-depth trees (scikit-learn RandomForestRegressor) on 11,000
+friedman1 rows, about 1.7 million rules. Stages:
+
+* ``fit``: the forest (not firecy; cached as a pickle in ``--cache``);
+* ``extraction``: ``rule_ensemble_from_model``;
+* ``leaf_table``: ``RuleEnsemble.leaf_table(X)``;
+* ``design``: ``BlockDesign.from_leaf_table`` (what the solver uses);
+* ``path``: ``fire_path(design, y, L1(), n_lambdas=50, eps=1e-4)`` (tol 1e-6).
+
+Each stage runs in its own process (``--stage``; the driver runs them all),
+which loads what the previous stage cached, so its peak resident memory
+(``ru_maxrss``) is the stage's own plus its inputs'. ``--one-process`` runs
+all stages in one process instead (the peak a user sees in a script).
+
+    python benchmarks/deep_forest.py [--one-process] [--cache DIR]
+"""
+import argparse
+import ast
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+STAGES = ["fit", "extraction", "leaf_table", "design", "path"]
+
+
+def peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def data(rows, seed=0):
+    from sklearn.datasets import make_friedman1
+
+    return make_friedman1(n_samples=rows, n_features=10, noise=1.0, random_state=seed)
+
+
+def cache_path(args, name):
+    if name == "forest.pkl":  # the name extraction_speed.py caches the same forest under
+        return os.path.join(args.cache, f"forest_{args.rows}_{args.trees}_0.pkl")
+    return os.path.join(args.cache, f"deep_{args.rows}_{args.trees}_{name}")
+
+
+def stage_fit(args, st):
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = data(args.rows)
+    t0 = time.perf_counter()
+    model = RandomForestRegressor(n_estimators=args.trees, max_depth=None, n_jobs=2,
+                                  random_state=0).fit(X, y)
+    st["seconds"] = time.perf_counter() - t0
+    st["nodes"] = sum(int(e.tree_.node_count) for e in model.estimators_)
+    with open(cache_path(args, "forest.pkl"), "wb") as fh:
+        pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_forest(args):
+    with open(cache_path(args, "forest.pkl"), "rb") as fh:
+        return pickle.load(fh)
+
+
+def stage_extraction(args, st, model=None):
+    from firecy.ensembles import rule_ensemble_from_model
+
+    model = load_forest(args) if model is None else model
+    t0 = time.perf_counter()
+    ens = rule_ensemble_from_model(model)
+    st["seconds"] = time.perf_counter() - t0
+    st["rules"] = int(ens.n_rules)
+    return ens
+
+
+def stage_leaf_table(args, st, ens=None):
+    X, _ = data(args.rows)
+    ens = stage_extraction(args, {}, None) if ens is None else ens
+    t0 = time.perf_counter()
+    table = ens.leaf_table(X)
+    st["seconds"] = time.perf_counter() - t0
+    np.savez(cache_path(args, "table.npz"), table=table, vals=ens.leaf_values,
+             ptr=ens.block_ptr)
+    return table, ens
+
+
+def stage_design(args, st, parts=None):
+    from firecy.solver import BlockDesign
+
+    if parts is None:
+        z = np.load(cache_path(args, "table.npz"))
+        parts = z["table"], z["vals"], z["ptr"]
+    t0 = time.perf_counter()
+    design = BlockDesign.from_leaf_table(*parts)
+    st["seconds"] = time.perf_counter() - t0
+    return design
+
+
+def stage_path(args, st, design=None):
+    from firecy.penalties import L1
+    from firecy.solver import fire_path
+
+    design = stage_design(args, {}) if design is None else design
+    _, y = data(args.rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        path = fire_path(design, y, L1(), n_lambdas=50, eps=1e-4, tol=args.tol)
+        st["seconds"] = time.perf_counter() - t0
+    st["rules_at_end"] = int(path.n_rules[-1])
+    st["converged"] = bool(path.converged.all())
+    st["objective_at_end"] = float(path.objectives[-1])
+
+
+def run_stage(args):
+    st = {}
+    globals()[f"stage_{args.stage}"](args, st)
+    st["peak_mib"] = peak_mib()
+    print("RESULT", repr(st), flush=True)
+
+
+def one_process(args):
+    out = {}
+    for name in STAGES:
+        out[name] = {}
+    stage_fit(args, out["fit"])
+    out["fit"]["peak_mib"] = peak_mib()
+    model = load_forest(args)
+    ens = stage_extraction(args, out["extraction"], model)
+    out["extraction"]["peak_mib"] = peak_mib()
+    table, _ = stage_leaf_table(args, out["leaf_table"], ens)
+    out["leaf_table"]["peak_mib"] = peak_mib()
+    design = stage_design(args, out["design"], (table, ens.leaf_values, ens.block_ptr))
+    out["design"]["peak_mib"] = peak_mib()
+    stage_path(args, out["path"], design)
+    out["path"]["peak_mib"] = peak_mib()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=11000)
+    ap.add_argument("--trees", type=int, default=250)
+    ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--cache", default="/tmp/firecy_bench_cache")
+    ap.add_argument("--stage", choices=STAGES)
+    ap.add_argument("--skip-fit", action="store_true", help="reuse the cached forest")
+    ap.add_argument("--one-process", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.cache, exist_ok=True)
+    if args.stage:
+        return run_stage(args)
+    if args.one_process:
+        out = one_process(args)
+    else:
+        out = {}
+        for name in STAGES:
+            if name == "fit" and args.skip_fit and os.path.exists(cache_path(args, "forest.pkl")):
+                continue
+            cmd = [sys.executable, __file__, "--stage", name, "--rows", str(args.rows),
+                   "--trees", str(args.trees), "--tol", str(args.tol), "--cache", args.cache]
+            res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            line = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+            out[name] = ast.literal_eval(line[len("RESULT "):])
+            print(f"{name:<11} {out[name]}", flush=True)
+    print("\n| stage | seconds | peak RSS (MiB) | notes |")
+    print("|---|---:|---:|---|")
+    for name, st in out.items():
+        notes = ", ".join(f"{k} {v}" for k, v in st.items() if k not in ("seconds", "peak_mib"))
+        print(f"| {name} | {st['seconds']:.2f} | {st['peak_mib']:.0f} | {notes} |")
+
+
+if __name__ == "__main__":
+    main()
