@@ -1,0 +1,221 @@
+"""Joint Newton steps of the multinomial loss on the support of every class.
+
+The class-by-class descent of :mod:`firecy.estimators._logistic_paths`
+converges linearly (the classes are coupled through the softmax), and its
+stopping rule measures the decrease of F, so two runs that start from
+different points (e.g. weighted rows and repeated rows, the same objective)
+stop up to about ``sqrt(tol)`` apart. Once the support is right the problem
+restricted to it is smooth: with the penalty's local model
+(``Penalty.local_groups``, the contract the engine's own Newton steps use:
+coordinates, or fused segments of leaves, that move together) and the exact
+multinomial Hessian
+
+.. math::
+
+    H = \\sum_i \\tilde s_i J_i^T (\\mathrm{diag}(p_i) - p_i p_i^T) J_i,
+    \\qquad \\tilde s_i = s_i / \\sum s,
+
+(``J_i`` maps the variables, the groups of every class and the K
+intercepts, to row i's K margins) Newton steps reach the restricted
+stationary point to rounding in a few steps. The support is never changed
+here: a step that would move a weight across zero is refused, and every
+accepted step lowers F (a backtracking line search on the true F).
+"""
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import softmax
+
+__all__ = ["polish_multinomial", "row_logsumexp"]
+
+# largest number of variables (groups + intercepts) for a joint Newton step
+POLISH_MAX_VARIABLES = 400
+POLISH_MAX_STEPS = 30
+
+
+def row_logsumexp(eta):
+    """log sum_k exp(eta[:, k]) per row (plain NumPy: scipy's logsumexp
+    costs more in argument handling than in arithmetic on these sizes)."""
+    top = eta.max(axis=1)
+    return top + np.log(np.exp(eta - top[:, None]).sum(axis=1))
+
+
+def _class_groups(pen, wk, curv, block_ptr):
+    """The penalty's local model on class k's blocks in use: (columns,
+    column group, penalty gradient, penalty Hessian), or None."""
+    nz_blocks = np.unique(np.searchsorted(block_ptr, np.flatnonzero(wk), side="right") - 1)
+    cols, groups, grads, hesses = [], [], [], []
+    n_groups = 0
+    for t in nz_blocks:
+        lo, hi = block_ptr[t], block_ptr[t + 1]
+        model = pen.local_groups_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
+                                    block=int(t))
+        if model is None:
+            return None
+        group, g, h = model
+        keep = group >= 0
+        cols.append(np.arange(lo, hi)[keep])
+        groups.append(group[keep] + n_groups)
+        grads.append(g)
+        hesses.append(h)
+        n_groups += g.shape[0]
+    if not cols:
+        return (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp), np.zeros(0),
+                np.zeros(0))
+    return (np.concatenate(cols), np.concatenate(groups), np.concatenate(grads),
+            np.concatenate(hesses))
+
+
+def polish_multinomial(state, pen, w, b):
+    """Newton steps on the joint support; ``w`` and ``b`` are updated in place.
+
+    Parameters
+    ----------
+    state : _Multinomial
+        The class designs, labels, weights and offsets.
+    pen : Penalty
+    w : ndarray of shape (n_columns,)
+    b : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    bool
+        True if it converged (the last Newton step was below rounding);
+        False if it stopped without (no local model, a sign change, no
+        decrease, too many variables); ``w`` and ``b`` then hold the last
+        accepted point (never worse than the start).
+    """
+    K, s = state.K, state.s / state.s.sum()
+    if not np.all(state.present):
+        return False   # an absent class's intercept follows the others: not smooth
+    classes = []
+    n_var = 0
+    for k, (sub, cols) in enumerate(state.designs):
+        if sub is None:
+            classes.append(None)
+            continue
+        curv = state.class_curvature(k)
+        ptr = np.asarray(sub.block_ptr)
+        wk = w[cols]
+        groups = _class_groups(pen, wk, curv, ptr)
+        if groups is None:
+            return False
+        gcols, ggroup, pgrad, phess = groups
+        # A_k: the group columns of class k, dense (n x G_k)
+        A = np.zeros((state.n_rows, pgrad.shape[0]))
+        if gcols.size:
+            Mk = state.class_csc(k)[:, gcols]
+            A_cols = np.asarray(Mk.todense())
+            np.add.at(A.T, ggroup, A_cols.T)
+        classes.append(dict(cols=cols, gcols=gcols, ggroup=ggroup, A=A, curv=curv, ptr=ptr,
+                            start=n_var, n=pgrad.shape[0], pgrad=pgrad, phess=phess))
+        n_var += pgrad.shape[0]
+    # the loss is the same when every intercept moves by the same amount:
+    # the last class's stays where it is (the Hessian would be singular)
+    n_icpt = K - 1 if state.fit_intercept else 0
+    V = n_var + n_icpt
+    if V == 0 or V > POLISH_MAX_VARIABLES:
+        return False
+
+    def features(k):
+        """F_k: the variables' effect on class k's margin (n x V)."""
+        F = np.zeros((state.n_rows, V))
+        c = classes[k]
+        if c is not None:
+            F[:, c["start"]:c["start"] + c["n"]] = c["A"]
+        if k < n_icpt:
+            F[:, n_var + k] = 1.0
+        return F
+
+    Fs = [features(k) for k in range(K)]
+    for c in classes:
+        if c is not None:
+            c["blocks"] = np.unique(np.searchsorted(c["ptr"], c["gcols"], side="right") - 1)
+
+    def objective(w, eta):
+        value = float(np.dot(s, row_logsumexp(eta) - eta[rows, state.codes]))
+        for c in classes:
+            if c is None:
+                continue
+            wk, ptr, curv = w[c["cols"]], c["ptr"], c["curv"]
+            for t in c["blocks"]:
+                lo, hi = ptr[t], ptr[t + 1]
+                value += pen.value_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
+                                      block=int(t))
+        return value
+
+    rows = np.arange(state.n_rows)
+    eta = state.margins(w, b)
+    f_old = objective(w, eta)
+    Y = np.zeros((state.n_rows, K))
+    Y[rows, state.codes] = 1.0
+    models = [None if c is None else (c["gcols"], c["ggroup"], c["pgrad"], c["phess"])
+              for c in classes]
+    for _ in range(POLISH_MAX_STEPS):
+        P = softmax(eta, axis=1)
+        R = s[:, None] * (P - Y)
+        grad = sum(F.T @ R[:, k] for k, F in enumerate(Fs))
+        pen_hess = np.zeros(V)
+        for c, model in zip(classes, models):
+            if c is None or c["n"] == 0:
+                continue
+            if model is None or not np.array_equal(model[0], c["gcols"]) \
+                    or not np.array_equal(model[1], c["ggroup"]):
+                return False   # the structure changed (a fused segment split)
+            grad[c["start"]:c["start"] + c["n"]] += model[2]
+            pen_hess[c["start"]:c["start"] + c["n"]] = model[3]
+        G = sum(P[:, [k]] * F for k, F in enumerate(Fs))
+        H = sum(F.T @ ((s * P[:, k])[:, None] * F) for k, F in enumerate(Fs))
+        H -= G.T @ (s[:, None] * G)
+        step, exact = _newton_direction(H, pen_hess, grad)
+        if step is None:
+            return False
+        # the margins move linearly with the variables
+        deta = np.column_stack([F @ step for F in Fs])
+        new_w, new_b = w.copy(), b.copy()
+        accepted = False
+        for t in (1.0, 0.5, 0.25, 0.125):
+            for c in classes:
+                if c is None or c["n"] == 0:
+                    continue
+                glob = c["cols"][c["gcols"]]
+                new_w[glob] = w[glob] + t * step[c["start"]:c["start"] + c["n"]][c["ggroup"]]
+                if np.any(new_w[glob] * w[glob] <= 0):
+                    return False   # a sign change: the support would change
+            new_b[:n_icpt] = b[:n_icpt] + t * step[n_var:]
+            eta_new = eta + t * deta
+            f_new = objective(new_w, eta_new)
+            if f_new <= f_old:
+                accepted = True
+                break
+        if not accepted:
+            return False
+        w[:], b[:], eta = new_w, new_b, eta_new
+        # Newton decrement of the step taken: with the exact model the
+        # error left after a full step is of its square
+        decrement = -float(grad @ step)
+        tiny = max(f_old - f_new, decrement) <= 1e-12 * abs(f_new)
+        f_old = f_new
+        if exact and t == 1.0 and tiny:
+            return True
+        if f_old - f_new <= 1e-15 * abs(f_new) and t == 1.0 and decrement <= 1e-14 * abs(f_new):
+            return True
+        models = [None if c is None else _class_groups(pen, w[c["cols"]], c["curv"], c["ptr"])
+                  for c in classes]
+    return False
+
+
+def _newton_direction(H, pen_hess, grad):
+    """-(H + diag(pen_hess))^-1 grad; with a concave penalty part that makes
+    it indefinite, the datafit Hessian alone (a majorize-minimize step of the
+    concave part; the line search keeps F decreasing)."""
+    scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
+    for M, exact in ((H + np.diag(pen_hess), True), (H, False)):
+        for ridge in (0.0, 1e-12 * scale):
+            try:
+                factor = cho_factor(M + ridge * np.eye(M.shape[0]), check_finite=False)
+            except np.linalg.LinAlgError:
+                continue
+            d = -cho_solve(factor, grad, check_finite=False)
+            if np.all(np.isfinite(d)):
+                return d, exact
+    return None, False
