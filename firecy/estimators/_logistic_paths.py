@@ -39,7 +39,7 @@ from firecy._threads import single_blas_thread
 from firecy._validation import check_sample_weight
 from firecy.solver import PathResult, SolveResult, fire_path, lambda_max
 from firecy.solver._problem import Problem, check_solver_params
-from firecy.estimators._multinomial_polish import polish_multinomial, row_logsumexp
+from firecy.estimators._multinomial_polish import SHRUNK, polish_multinomial, row_logsumexp
 
 __all__ = ["BinaryLogisticPaths", "MultinomialPaths", "multinomial_path", "pack_target"]
 
@@ -324,28 +324,37 @@ class _Multinomial:
                     eta[:, k] += self.class_margin(k, np.ascontiguousarray(w[cols]))
             objective = _multinomial_loss(eta, self.codes, self.s) + float(pen_value.sum())
             if previous - objective <= tol * max(abs(objective), 1e-300):
-                break
+                # the confirming cycle moves the weights within the solver's
+                # tolerance: a last Newton polish makes the answer the
+                # restricted stationary point itself (weighted and repeated
+                # rows then agree); weights it stops at zero are confirmed by
+                # another cycle
+                if not np.any(w):
+                    break
+                status = polish_multinomial(self, pen, w, b)
+                eta = self.margins(w, b)
+                objective = self.objective(pen, eta, w)
+                if status != SHRUNK:
+                    break
+                previous, support = objective, w != 0
+                continue
             previous = objective
             # the support held over a whole cycle: joint Newton steps on it
             # (the cycles alone converge linearly), then a cycle confirms
             new_support = w != 0
             if np.array_equal(new_support, support) and not polished:
                 polished = True
-                before = (w.copy(), b.copy())
-                if polish_multinomial(self, pen, w, b) or not np.array_equal(w, before[0]):
+                before = w.copy()
+                if polish_multinomial(self, pen, w, b) or not np.array_equal(w, before):
                     eta = self.margins(w, b)
                     previous = self.objective(pen, eta, w)
+                new_support = w != 0
             support = new_support
         else:
             converged = False
             warnings.warn(
                 f"the multinomial block coordinate descent did not converge in "
                 f"{_MAX_CYCLES} cycles over the classes", ConvergenceWarning, stacklevel=5)
-        # the confirming cycle moves the weights within the solver's
-        # tolerance: a last Newton polish makes the answer the restricted
-        # stationary point itself (weighted and repeated rows then agree)
-        if np.any(w) and polish_multinomial(self, pen, w, b):
-            objective = self.objective(pen, self.margins(w, b), w)
         if self.fit_intercept:
             # F is the same when every intercept moves by the same amount:
             # the representative with intercepts summing to zero, so that

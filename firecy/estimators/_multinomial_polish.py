@@ -23,13 +23,14 @@ accepted step lowers F (a backtracking line search on the true F).
 """
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import softmax
 
 __all__ = ["polish_multinomial", "row_logsumexp"]
 
 # largest number of variables (groups + intercepts) for a joint Newton step
 POLISH_MAX_VARIABLES = 400
 POLISH_MAX_STEPS = 30
+# what polish_multinomial returns when a weight stopped at zero
+SHRUNK = "shrunk"
 
 
 def row_logsumexp(eta):
@@ -37,6 +38,15 @@ def row_logsumexp(eta):
     costs more in argument handling than in arithmetic on these sizes)."""
     top = eta.max(axis=1)
     return top + np.log(np.exp(eta - top[:, None]).sum(axis=1))
+
+
+def _dense_columns(state, k, columns):
+    """Columns of class k's design, dense (n x len(columns))."""
+    sub = state.designs[k][0]
+    if sub.is_tree:
+        blocks = np.searchsorted(sub.block_ptr, columns, side="right") - 1
+        return (sub.leaf_table[:, blocks] == columns) * sub.leaf_values[columns]
+    return np.asarray(state.class_csc(k)[:, columns].todense())
 
 
 def _class_groups(pen, wk, curv, block_ptr):
@@ -78,11 +88,12 @@ def polish_multinomial(state, pen, w, b):
 
     Returns
     -------
-    bool
+    True, False or SHRUNK
         True if it converged (the last Newton step was below rounding);
-        False if it stopped without (no local model, a sign change, no
-        decrease, too many variables); ``w`` and ``b`` then hold the last
-        accepted point (never worse than the start).
+        ``SHRUNK`` if a step took weights to zero (the support shrank: the
+        zeros are to be confirmed); False if it stopped without (no local
+        model, no decrease, too many variables). ``w`` and ``b`` hold the
+        last accepted point (never worse than the start).
     """
     K, s = state.K, state.s / state.s.sum()
     if not np.all(state.present):
@@ -103,9 +114,7 @@ def polish_multinomial(state, pen, w, b):
         # A_k: the group columns of class k, dense (n x G_k)
         A = np.zeros((state.n_rows, pgrad.shape[0]))
         if gcols.size:
-            Mk = state.class_csc(k)[:, gcols]
-            A_cols = np.asarray(Mk.todense())
-            np.add.at(A.T, ggroup, A_cols.T)
+            np.add.at(A.T, ggroup, _dense_columns(state, k, gcols).T)
         classes.append(dict(cols=cols, gcols=gcols, ggroup=ggroup, A=A, curv=curv, ptr=ptr,
                             start=n_var, n=pgrad.shape[0], pgrad=pgrad, phess=phess))
         n_var += pgrad.shape[0]
@@ -151,7 +160,7 @@ def polish_multinomial(state, pen, w, b):
     models = [None if c is None else (c["gcols"], c["ggroup"], c["pgrad"], c["phess"])
               for c in classes]
     for _ in range(POLISH_MAX_STEPS):
-        P = softmax(eta, axis=1)
+        P = np.exp(eta - row_logsumexp(eta)[:, None])
         R = s[:, None] * (P - Y)
         grad = sum(F.T @ R[:, k] for k, F in enumerate(Fs))
         pen_hess = np.zeros(V)
@@ -169,35 +178,54 @@ def polish_multinomial(state, pen, w, b):
         step, exact = _newton_direction(H, pen_hess, grad)
         if step is None:
             return False
+        # the step's size relative to the variables; Newton's error after
+        # a full exact step is of the order of its square
+        size = float(np.max(np.abs(step))) / (1.0 + max(
+            float(np.max(np.abs(w[w != 0]), initial=0.0)), float(np.max(np.abs(b)))))
+        if size <= 1e-13:
+            return True
+        # the decrease the model predicts: below 1e-12 (1 + |F|) the
+        # rounding of F (a sum of per-row terms of the size of the margins,
+        # which cancel) cannot confirm a decrease, while the margins can
+        # still move (flat directions: probabilities near 0 or 1); the exact
+        # model's step is then taken as it is, unverified
+        decrement = -float(grad @ step)
+        verify = decrement > 1e-12 * (1.0 + abs(f_old))
+        if not verify and not exact:
+            return True
         # the margins move linearly with the variables
         deta = np.column_stack([F @ step for F in Fs])
         new_w, new_b = w.copy(), b.copy()
         accepted = False
-        for t in (1.0, 0.5, 0.25, 0.125):
+        for t in (1.0, 0.5, 0.25, 0.125) if verify else (1.0,):
+            crossing = np.zeros(w.shape[0], dtype=bool)
             for c in classes:
                 if c is None or c["n"] == 0:
                     continue
                 glob = c["cols"][c["gcols"]]
                 new_w[glob] = w[glob] + t * step[c["start"]:c["start"] + c["n"]][c["ggroup"]]
-                if np.any(new_w[glob] * w[glob] <= 0):
-                    return False   # a sign change: the support would change
+                crossing[glob] = new_w[glob] * w[glob] <= 0
             new_b[:n_icpt] = b[:n_icpt] + t * step[n_var:]
+            if np.any(crossing):
+                # the restricted optimum lies beyond zero for these weights:
+                # they stop at zero (as in OWL-QN), the support shrinks, and
+                # the caller must confirm the zeros with a cycle
+                new_w[crossing] = 0.0
+                eta_new = state.margins(new_w, new_b)
+                f_new = objective(new_w, eta_new)
+                if f_new <= f_old or not verify:
+                    w[:], b[:] = new_w, new_b
+                    return SHRUNK
+                return False
             eta_new = eta + t * deta
             f_new = objective(new_w, eta_new)
-            if f_new <= f_old:
+            if f_new <= f_old or not verify:
                 accepted = True
                 break
         if not accepted:
             return False
-        w[:], b[:], eta = new_w, new_b, eta_new
-        # Newton decrement of the step taken: with the exact model the
-        # error left after a full step is of its square
-        decrement = -float(grad @ step)
-        tiny = max(f_old - f_new, decrement) <= 1e-12 * abs(f_new)
-        f_old = f_new
-        if exact and t == 1.0 and tiny:
-            return True
-        if f_old - f_new <= 1e-15 * abs(f_new) and t == 1.0 and decrement <= 1e-14 * abs(f_new):
+        w[:], b[:], eta, f_old = new_w, new_b, eta_new, min(f_new, f_old)
+        if exact and t == 1.0 and size <= 1e-10:
             return True
         models = [None if c is None else _class_groups(pen, w[c["cols"]], c["curv"], c["ptr"])
                   for c in classes]
