@@ -28,6 +28,8 @@ __all__ = ["polish_multinomial", "row_logsumexp"]
 
 # largest number of variables (groups + intercepts) for a joint Newton step
 POLISH_MAX_VARIABLES = 400
+# largest rows x variables (two dense arrays of this size)
+POLISH_MAX_ENTRIES = 20_000_000
 POLISH_MAX_STEPS = 30
 # what polish_multinomial returns when a weight stopped at zero
 SHRUNK = "shrunk"
@@ -125,17 +127,21 @@ def polish_multinomial(state, pen, w, b):
     if V == 0 or V > POLISH_MAX_VARIABLES:
         return False
 
-    def features(k):
-        """F_k: the variables' effect on class k's margin (n x V)."""
-        F = np.zeros((state.n_rows, V))
-        c = classes[k]
+    if state.n_rows * V > POLISH_MAX_ENTRIES:
+        return False
+    # one feature column per variable (a group's summed columns, or a
+    # class's intercept) and the class whose margin it moves
+    feature = np.zeros((state.n_rows, V))
+    var_class = np.empty(V, dtype=np.intp)
+    for k, c in enumerate(classes):
         if c is not None:
-            F[:, c["start"]:c["start"] + c["n"]] = c["A"]
-        if k < n_icpt:
-            F[:, n_var + k] = 1.0
-        return F
+            feature[:, c["start"]:c["start"] + c["n"]] = c["A"]
+            var_class[c["start"]:c["start"] + c["n"]] = k
+            del c["A"]
+    feature[:, n_var:] = 1.0
+    var_class[n_var:] = np.arange(n_icpt)
+    same_class = var_class[:, None] == var_class[None, :]
 
-    Fs = [features(k) for k in range(K)]
     for c in classes:
         if c is not None:
             c["blocks"] = np.unique(np.searchsorted(c["ptr"], c["gcols"], side="right") - 1)
@@ -162,7 +168,7 @@ def polish_multinomial(state, pen, w, b):
     for _ in range(POLISH_MAX_STEPS):
         P = np.exp(eta - row_logsumexp(eta)[:, None])
         R = s[:, None] * (P - Y)
-        grad = sum(F.T @ R[:, k] for k, F in enumerate(Fs))
+        grad = np.einsum("iv,iv->v", feature, R[:, var_class])
         pen_hess = np.zeros(V)
         for c, model in zip(classes, models):
             if c is None or c["n"] == 0:
@@ -172,9 +178,10 @@ def polish_multinomial(state, pen, w, b):
                 return False   # the structure changed (a fused segment split)
             grad[c["start"]:c["start"] + c["n"]] += model[2]
             pen_hess[c["start"]:c["start"] + c["n"]] = model[3]
-        G = sum(P[:, [k]] * F for k, F in enumerate(Fs))
-        H = sum(F.T @ ((s * P[:, k])[:, None] * F) for k, F in enumerate(Fs))
-        H -= G.T @ (s[:, None] * G)
+        # H_uv = sum_i s_i f_u f_v (p_cu [cu = cv] - p_cu p_cv)
+        G = feature * P[:, var_class]
+        sG = s[:, None] * G
+        H = np.where(same_class, sG.T @ feature, 0.0) - sG.T @ G
         step, exact = _newton_direction(H, pen_hess, grad)
         if step is None:
             return False
@@ -194,7 +201,8 @@ def polish_multinomial(state, pen, w, b):
         if not verify and not exact:
             return True
         # the margins move linearly with the variables
-        deta = np.column_stack([F @ step for F in Fs])
+        deta = np.column_stack([feature[:, var_class == k] @ step[var_class == k]
+                                for k in range(K)])
         new_w, new_b = w.copy(), b.copy()
         accepted = False
         for t in (1.0, 0.5, 0.25, 0.125) if verify else (1.0,):
