@@ -27,18 +27,23 @@ a per-row offset.
   logistic datafit; the penalty is a sum over blocks, hence over classes.
   Every class step lowers :math:`F`; the cycles stop when a cycle lowers it
   by less than ``tol`` (relative).  No datafit contract is involved beyond
-  the logistic one.
+  the logistic one.  Once the support holds over a cycle, and after the
+  confirming cycle, joint Newton steps on the support
+  (:mod:`~firecy.estimators._multinomial_polish`) land on the restricted
+  stationary point itself: the cycles alone converge linearly and stop
+  about ``sqrt(tol)`` from it.
 """
 import warnings
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 
 from firecy._threads import single_blas_thread
 from firecy._validation import check_sample_weight
 from firecy.solver import PathResult, SolveResult, fire_path, lambda_max
 from firecy.solver._problem import Problem, check_solver_params
+from firecy.estimators._multinomial_polish import SHRUNK, polish_multinomial, row_logsumexp
 
 __all__ = ["BinaryLogisticPaths", "MultinomialPaths", "multinomial_path", "pack_target"]
 
@@ -141,12 +146,12 @@ class MultinomialPaths:
 
 def _lse_others(eta, k):
     """log sum_{k' != k} exp(eta[:, k']) per row."""
-    return logsumexp(np.delete(eta, k, axis=1), axis=1)
+    return row_logsumexp(np.delete(eta, k, axis=1))
 
 
 def _multinomial_loss(eta, codes, s):
     """(1 / sum s) sum_i s_i (logsumexp(eta_i) - eta_{i, y_i})."""
-    per_row = logsumexp(eta, axis=1) - eta[np.arange(eta.shape[0]), codes]
+    per_row = row_logsumexp(eta) - eta[np.arange(eta.shape[0]), codes]
     return float(np.dot(s, per_row) / s.sum())
 
 
@@ -200,7 +205,9 @@ class _Multinomial:
             blocks = np.flatnonzero(block_class == k)
             self.designs.append(design.subset_blocks(blocks) if blocks.size else (None, None))
         self.n_pos = int(np.count_nonzero(self.s > 0))
+        self.n_rows = n
         self._problems = {}
+        self._csc = {}
 
     def class_problem(self, k, tol, max_iter):
         """Class k's logistic problem, set up once: its design statistics
@@ -239,17 +246,38 @@ class _Multinomial:
                 break
         for k in np.flatnonzero(~self.present):
             b[k] = self._absent_intercept(self.offsets + b, k)
-        return b
+        return b - b.mean()   # the representative of the solves (see _cycles)
 
     def _absent_intercept(self, eta, k):
         off = self.offset_of(eta, k)
         return float(_absent_class_margin(self.n_pos) - np.average(off, weights=self.s))
 
+    def class_curvature(self, k):
+        """The coordinate curvatures of class k's problem (MCP's scale)."""
+        return self._problems[k][0].engine.curvature
+
+    def class_csc(self, k):
+        """Class k's design as a CSC matrix (built once)."""
+        if k not in self._csc:
+            self._csc[k] = self.designs[k][0].tocsc()
+        return self._csc[k]
+
+    def class_margin(self, k, wk):
+        """``M_k w_k``: only the trees with a rule are read (few, on a path)."""
+        sub = self.designs[k][0]
+        nz = np.flatnonzero(wk)
+        if nz.size == 0:
+            return np.zeros(self.n_rows)
+        if not sub.is_tree:
+            return self.class_csc(k)[:, nz] @ wk[nz]
+        blocks = np.unique(np.searchsorted(sub.block_ptr, nz, side="right") - 1)
+        return (sub.leaf_values * wk)[sub.leaf_table[:, blocks]].sum(axis=1)
+
     def margins(self, w, b):
         eta = self.offsets + b
         for k, (sub, cols) in enumerate(self.designs):
             if sub is not None:
-                eta[:, k] += sub.matvec(np.ascontiguousarray(w[cols]))
+                eta[:, k] += self.class_margin(k, np.ascontiguousarray(w[cols]))
         return eta
 
     def lambda_max(self, template, b):
@@ -272,6 +300,8 @@ class _Multinomial:
         eta = self.margins(w, b)
         pen_value = np.zeros(self.K)
         n_iter, converged, previous = 0, True, np.inf
+        support = w != 0
+        polished = False
         for cycle in range(_MAX_CYCLES):
             for k, (sub, cols) in enumerate(self.designs):
                 off = self.offset_of(eta, k)
@@ -291,21 +321,64 @@ class _Multinomial:
                     n_iter += res.n_iter
                     converged &= bool(res.converged)
                     # the penalty's value: the solver's objective minus its datafit
-                    margin_k = off + b[k] + sub.matvec(res.coef)
+                    margin_k = off + b[k] + self.class_margin(k, res.coef)
                     pen_value[k] = res.objective - _binary_loss(self.labels[k], margin_k, self.s)
                 eta[:, k] = self.offsets[:, k] + b[k]
                 if sub is not None:
-                    eta[:, k] += sub.matvec(np.ascontiguousarray(w[cols]))
+                    eta[:, k] += self.class_margin(k, np.ascontiguousarray(w[cols]))
             objective = _multinomial_loss(eta, self.codes, self.s) + float(pen_value.sum())
             if previous - objective <= tol * max(abs(objective), 1e-300):
-                break
+                # the confirming cycle moves the weights within the solver's
+                # tolerance: a last Newton polish makes the answer the
+                # restricted stationary point itself (weighted and repeated
+                # rows then agree); weights it stops at zero are confirmed by
+                # another cycle
+                if not np.any(w):
+                    break
+                status = polish_multinomial(self, pen, w, b)
+                eta = self.margins(w, b)
+                objective = self.objective(pen, eta, w)
+                if status != SHRUNK:
+                    break
+                previous, support = objective, w != 0
+                continue
             previous = objective
+            # the support held over a whole cycle: joint Newton steps on it
+            # (the cycles alone converge linearly), then a cycle confirms
+            new_support = w != 0
+            if np.array_equal(new_support, support) and not polished:
+                polished = True
+                before = w.copy()
+                if polish_multinomial(self, pen, w, b) or not np.array_equal(w, before):
+                    eta = self.margins(w, b)
+                    previous = self.objective(pen, eta, w)
+                new_support = w != 0
+            support = new_support
         else:
             converged = False
             warnings.warn(
                 f"the multinomial block coordinate descent did not converge in "
                 f"{_MAX_CYCLES} cycles over the classes", ConvergenceWarning, stacklevel=5)
+        if self.fit_intercept:
+            # F is the same when every intercept moves by the same amount:
+            # the representative with intercepts summing to zero, so that
+            # the margins (decision_function) are defined, not only the
+            # probabilities
+            b -= b.mean()
         return objective, n_iter, converged
+
+    def objective(self, pen, eta, w):
+        """F at margins ``eta`` (weights ``w``)."""
+        value = _multinomial_loss(eta, self.codes, self.s)
+        for k, (sub, cols) in enumerate(self.designs):
+            if sub is None:
+                continue
+            wk, ptr, curv = w[cols], sub.block_ptr, self.class_curvature(k)
+            for t in np.unique(np.searchsorted(ptr, np.flatnonzero(wk), side="right") - 1):
+                lo, hi = ptr[t], ptr[t + 1]
+                value += pen.value_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
+                                      block=int(t))
+        return float(value)
 
 
 def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weight=None,
@@ -336,6 +409,19 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
     PathResult
         ``intercepts`` has shape (n_points, n_classes).
     """
+    import copy
+
+    # one BLAS limit around the whole path (finding the libraries costs
+    # milliseconds; nested limits are reference-counted and free)
+    with single_blas_thread():
+        return _multinomial_path(design, y, penalty, block_class, n_classes, sample_weight,
+                                 lambdas, n_lambdas, eps, max_rules, fit_intercept, tol,
+                                 max_iter, progress, refine_path)
+
+
+def _multinomial_path(design, y, penalty, block_class, n_classes, sample_weight, lambdas,
+                      n_lambdas, eps, max_rules, fit_intercept, tol, max_iter, progress,
+                      refine_path):
     import copy
 
     state = _Multinomial(design, y, block_class, n_classes, sample_weight, fit_intercept)
