@@ -14,19 +14,25 @@ first to enter sets the limit, the last to leave restores what was there
 before the first.  Around each change it takes OpenBLAS's control and gives it
 back (``clear_controlling_thread(force=True)``), so that whichever thread
 comes first or last can act, and no thread keeps the control afterwards.
+
+The libraries are found once per process (one :class:`threadpoolctl.ThreadpoolController`,
+as scikit-learn keeps one): ``threadpool_limits`` scans every loaded shared
+library on each call, 3-30 ms depending on what the process has imported,
+which a path paid at every point.
 """
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["single_blas_thread"]
 
 _lock = threading.Lock()
 _depth = 0
 _limiter = None
+_controller = None
 
 
 def _release_openblas_control():
@@ -43,11 +49,13 @@ def _release_openblas_control():
 @contextmanager
 def single_blas_thread():
     """Hold BLAS at one thread in the body (process-wide, reference-counted)."""
-    global _depth, _limiter
+    global _depth, _limiter, _controller
     with _lock:
         if _depth == 0:
+            if _controller is None:
+                _controller = ThreadpoolController()
             _release_openblas_control()
-            _limiter = threadpool_limits(limits=1, user_api="blas")
+            _limiter = _controller.limit(limits=1, user_api="blas")
             _release_openblas_control()
         _depth += 1
     try:

@@ -132,3 +132,28 @@ def test_concurrent_solves_restore_blas_threads(two_blas_threads, rf_design):
     for coef in results:   # same answer in every thread (one BLAS thread each)
         np.testing.assert_array_equal(coef, reference)
     assert set(blas_threads()) == {2}
+
+
+def test_libraries_are_found_once_per_process(monkeypatch, two_blas_threads):
+    # threadpoolctl scans every loaded library when a controller is built
+    # (3-30 ms); a path solves once per point, so the scan must not repeat
+    import threadpoolctl
+
+    import firecy._threads as threads
+
+    built = []
+    real_init = threadpoolctl.ThreadpoolController.__init__
+
+    def counting_init(self, *args, **kwargs):
+        built.append(1)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counting_init)
+    monkeypatch.setattr(threads, "_controller", None, raising=False)
+    X = np.random.default_rng(0).standard_normal((50, 4))
+    y = X[:, 0]
+    for _ in range(3):
+        solve(X, y, L1(0.01), block_ptr=np.arange(5))
+    by_firecy = len(built)
+    assert by_firecy == 1
+    assert set(blas_threads()) == {2}    # (threadpool_info builds its own)
