@@ -199,13 +199,16 @@ cdef class ActiveSetQP:
             self.rl_count[i] += 1
 
     cdef void list_remove(self, Py_ssize_t c) noexcept nogil:
+        """Take column c out of its rows' lists (the last entry moves into its
+        place). The search runs from the end: the columns entered last (a
+        batch's candidates, removed in reverse order) are found at once."""
         cdef Py_ssize_t p, i, m, last
         for p in range(self.col_ptr[c], self.col_ptr[c + 1]):
             i = self.col_rows[p]
             last = self.rl_ptr[i] + self.rl_count[i] - 1
-            m = self.rl_ptr[i]
+            m = last
             while self.rl_col[m] != c:
-                m += 1
+                m -= 1
             self.rl_col[m] = self.rl_col[last]
             self.rl_val[m] = self.rl_val[last]
             self.rl_count[i] -= 1
@@ -253,7 +256,7 @@ cdef class ActiveSetQP:
                 out[a] = out[a] * self.sc[a] * sce
             for a in range(b):
                 out[k + a] = out[k + a] * sce / sqrt(self.qdiag[cols[a]])
-        for q in range(b):
+        for q in range(b - 1, -1, -1):
             self.pos[cols[q]] = -1
             self.list_remove(cols[q])
 
