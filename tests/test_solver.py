@@ -168,6 +168,26 @@ def test_tree_and_general_layouts_agree(rf_design):
     np.testing.assert_allclose(a.coef, b.coef, atol=1e-7)
 
 
+@pytest.mark.parametrize("weights", ["ones", "equal", "varied"])
+def test_column_stats_match_the_matrix(rf_design, weights):
+    # the tree layout reads a column's weight off its row count when the
+    # weights are all equal; checked against M^T s and (M * M)^T s, with a
+    # leaf that no row of X reaches (an empty column)
+    table, values, block_ptr, X, y, _ = rf_design
+    values = np.r_[values, 0.7]
+    block_ptr = np.r_[block_ptr[:-1], block_ptr[-1] + 1]
+    tree = BlockDesign.from_leaf_table(table, values, block_ptr)
+    M = tree.tocsc()
+    assert M[:, -1].nnz == 0
+    n = M.shape[0]
+    s = {"ones": np.ones(n), "equal": np.full(n, 0.3),
+         "varied": np.random.default_rng(0).uniform(0.1, 2.0, n)}[weights]
+    sums, curv = tree.column_stats(s)
+    np.testing.assert_allclose(sums, M.T @ s, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(curv, M.multiply(M).T @ s, rtol=1e-13, atol=0)
+    assert sums[-1] == 0.0 and curv[-1] == 0.0
+
+
 def test_warm_started_path_equals_cold_solves(rf_design):
     table, values, block_ptr, X, y, _ = rf_design
     design = BlockDesign.from_leaf_table(table, values, block_ptr)

@@ -10,6 +10,7 @@ which keeps the log out of the hot loop. The curvature sigmoid(1 - sigmoid)
 is at most 1/4: block updates with that bound minimise a majoriser. The
 intercept step is a Newton step on b, safeguarded by the majorised step.
 """
+from libc.float cimport DBL_EPSILON
 from libc.math cimport exp, fabs, log1p
 
 import numpy as np
@@ -145,7 +146,7 @@ cdef class Logistic(Datafit):
 
     cdef double update_intercept(self, DatafitState* st) except? -1 nogil:
         cdef Py_ssize_t i, k
-        cdef double g = 0.0, h = 0.0, f_old = 0.0, f_new, e, p, step
+        cdef double g = 0.0, h = 0.0, f_old = 0.0, f_scale = 0.0, f_new, g_new, e, p, step, term
         cdef double steps[2]
         if not st.fit_intercept:
             return 0.0
@@ -154,7 +155,9 @@ cdef class Logistic(Datafit):
             p = sigmoid(e)
             g += st.row[1][i]
             h += st.weight[i] * p * (1.0 - p)
-            f_old += st.weight[i] * (softplus(e) - st.y[i] * e)
+            term = st.weight[i] * (softplus(e) - st.y[i] * e)
+            f_old += term
+            f_scale += fabs(term)
         if g == 0.0:
             return 0.0
         steps[0] = -g / h if h > 0.0 else -4.0 * g   # Newton
@@ -166,13 +169,31 @@ cdef class Logistic(Datafit):
                 e = st.row[0][i] + step
                 f_new += st.weight[i] * (softplus(e) - st.y[i] * e)
             if f_new < f_old:
-                for i in range(st.n_samples):
-                    e = st.row[0][i] + step
-                    st.row[0][i] = e
-                    st.row[1][i] = st.weight[i] * (sigmoid(e) - st.y[i])
-                st.intercept += step
+                self.shift_intercept(st, step)
                 return fabs(step)
+            if k == 0 and h > 0.0 and 0.5 * g * g / h <= 4.0 * st.n_samples * DBL_EPSILON * f_scale:
+                # the Newton step's decrease is below the rounding of the sum
+                # F, which cannot confirm it: near the optimum (where the
+                # intercept's gradient is then driven below a tight tol) the
+                # step is kept if it shrinks the gradient, as for a convex
+                # function of one variable it does exactly when it helps
+                g_new = 0.0
+                for i in range(st.n_samples):
+                    g_new += st.weight[i] * (sigmoid(st.row[0][i] + step) - st.y[i])
+                if fabs(g_new) < fabs(g):
+                    self.shift_intercept(st, step)
+                    return fabs(step)
+                return 0.0
         return 0.0
+
+    cdef void shift_intercept(self, DatafitState* st, double step) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double e
+        for i in range(st.n_samples):
+            e = st.row[0][i] + step
+            st.row[0][i] = e
+            st.row[1][i] = st.weight[i] * (sigmoid(e) - st.y[i])
+        st.intercept += step
 
     def validate(self, y, sample_weight):
         """Labels must be 0 or 1, with both classes present (positive weight).

@@ -199,13 +199,16 @@ cdef class ActiveSetQP:
             self.rl_count[i] += 1
 
     cdef void list_remove(self, Py_ssize_t c) noexcept nogil:
+        """Take column c out of its rows' lists (the last entry moves into its
+        place). The search runs from the end: the columns entered last (a
+        batch's candidates, removed in reverse order) are found at once."""
         cdef Py_ssize_t p, i, m, last
         for p in range(self.col_ptr[c], self.col_ptr[c + 1]):
             i = self.col_rows[p]
             last = self.rl_ptr[i] + self.rl_count[i] - 1
-            m = self.rl_ptr[i]
+            m = last
             while self.rl_col[m] != c:
-                m += 1
+                m -= 1
             self.rl_col[m] = self.rl_col[last]
             self.rl_val[m] = self.rl_val[last]
             self.rl_count[i] -= 1
@@ -253,7 +256,7 @@ cdef class ActiveSetQP:
                 out[a] = out[a] * self.sc[a] * sce
             for a in range(b):
                 out[k + a] = out[k + a] * sce / sqrt(self.qdiag[cols[a]])
-        for q in range(b):
+        for q in range(b - 1, -1, -1):
             self.pos[cols[q]] = -1
             self.list_remove(cols[q])
 
@@ -398,15 +401,35 @@ cdef class ActiveSetQP:
     cdef inline double column_dot(self, Py_ssize_t j, const double* x, const int* rows,
                                   const Py_ssize_t* cptr) noexcept nogil:
         """sum_i M_ij x_i."""
-        cdef Py_ssize_t p
-        cdef double acc = 0.0
+        cdef Py_ssize_t p, p0 = cptr[j], p1 = cptr[j + 1]
+        cdef double acc = 0.0, acc1 = 0.0, acc2 = 0.0, acc3 = 0.0
         if self.col_vals_p == NULL:
-            for p in range(cptr[j], cptr[j + 1]):
+            # four partial sums: one chain of dependent adds is bound by the
+            # add's latency, not by the gathers (the model gradient of every
+            # column, once per round, is a quarter of a solve)
+            p = p0
+            while p + 4 <= p1:
                 acc += x[rows[p]]
-            return acc * self.leaf_values_p[j]
-        for p in range(cptr[j], cptr[j + 1]):
-            acc += self.col_vals_p[p] * x[rows[p]]
-        return acc
+                acc1 += x[rows[p + 1]]
+                acc2 += x[rows[p + 2]]
+                acc3 += x[rows[p + 3]]
+                p += 4
+            while p < p1:
+                acc += x[rows[p]]
+                p += 1
+            return ((acc + acc1) + (acc2 + acc3)) * self.leaf_values_p[j]
+        cdef const double* v = self.col_vals_p
+        p = p0
+        while p + 4 <= p1:
+            acc += v[p] * x[rows[p]]
+            acc1 += v[p + 1] * x[rows[p + 1]]
+            acc2 += v[p + 2] * x[rows[p + 2]]
+            acc3 += v[p + 3] * x[rows[p + 3]]
+            p += 4
+        while p < p1:
+            acc += v[p] * x[rows[p]]
+            p += 1
+        return (acc + acc1) + (acc2 + acc3)
 
     cdef double slot_gradients(self) noexcept nogil:
         """G on the slots (penalty slope included); returns max |G|."""
