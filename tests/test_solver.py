@@ -188,6 +188,13 @@ def test_column_stats_match_the_matrix(rf_design, weights):
     assert sums[-1] == 0.0 and curv[-1] == 0.0
 
 
+def test_column_stats_names_a_wrong_weight_length(rf_design):
+    table, values, block_ptr, X, y, _ = rf_design
+    tree = BlockDesign.from_leaf_table(table, values, block_ptr)
+    with pytest.raises(ValueError, match="sample_weight has shape"):
+        tree.column_stats(np.ones(tree.n_samples + 1))
+
+
 def test_warm_started_path_equals_cold_solves(rf_design):
     table, values, block_ptr, X, y, _ = rf_design
     design = BlockDesign.from_leaf_table(table, values, block_ptr)

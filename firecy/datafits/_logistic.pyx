@@ -157,7 +157,9 @@ cdef class Logistic(Datafit):
             h += st.weight[i] * p * (1.0 - p)
             term = st.weight[i] * (softplus(e) - st.y[i] * e)
             f_old += term
-            f_scale += fabs(term)
+            # the sum's rounding scale: each term is a difference of two
+            # terms of this size
+            f_scale += st.weight[i] * (softplus(e) + fabs(st.y[i] * e))
         if g == 0.0:
             return 0.0
         steps[0] = -g / h if h > 0.0 else -4.0 * g   # Newton
@@ -171,19 +173,18 @@ cdef class Logistic(Datafit):
             if f_new < f_old:
                 self.shift_intercept(st, step)
                 return fabs(step)
-            if k == 0 and h > 0.0 and 0.5 * g * g / h <= 4.0 * st.n_samples * DBL_EPSILON * f_scale:
-                # the Newton step's decrease is below the rounding of the sum
-                # F, which cannot confirm it: near the optimum (where the
-                # intercept's gradient is then driven below a tight tol) the
-                # step is kept if it shrinks the gradient, as for a convex
-                # function of one variable it does exactly when it helps
+            if fabs(g * step) <= 4.0 * st.n_samples * DBL_EPSILON * f_scale:
+                # the step's first-order decrease |g step| is below the
+                # rounding of the sum F, which cannot confirm it (near the
+                # optimum, where a tight tol still asks the intercept's
+                # gradient to shrink): keep the step if it shrinks |g|. F
+                # then changes by at most |g step|, below the same rounding
                 g_new = 0.0
                 for i in range(st.n_samples):
                     g_new += st.weight[i] * (sigmoid(st.row[0][i] + step) - st.y[i])
                 if fabs(g_new) < fabs(g):
                     self.shift_intercept(st, step)
                     return fabs(step)
-                return 0.0
         return 0.0
 
     cdef void shift_intercept(self, DatafitState* st, double step) noexcept nogil:

@@ -639,7 +639,8 @@ cdef class ActiveSetQP:
         cdef Py_ssize_t* nz
         cdef int status
         if not self.factor_valid:
-            for a in range(self.chol.k):
+            # latest slots first: list_remove then finds each at its rows' ends
+            for a in range(self.chol.k - 1, -1, -1):
                 if self.slot_col[a] >= 0:
                     self.pos[self.slot_col[a]] = -1
                     self.list_remove(self.slot_col[a])

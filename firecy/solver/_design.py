@@ -268,6 +268,9 @@ class BlockDesign:
             # one value per column: both are that value (squared) times the
             # column's weight, the sum of its rows' weights
             s = np.asarray(sample_weight, dtype=np.float64)
+            if s.shape != (self.n_samples,):
+                raise ValueError(f"sample_weight has shape {s.shape}, the design has "
+                                 f"{self.n_samples} rows")
             if s.size and np.all(s == s[0]):
                 # equal weights (the common case): the row count, O(columns)
                 # rather than a pass over the leaf table (8 ms of a 100 ms
