@@ -14,6 +14,7 @@ value: the bound majorises the loss).
 import numpy as np
 
 cimport numpy as cnp
+from firecy._gather cimport gather_dot, gather_sum
 
 cnp.import_array()
 
@@ -107,35 +108,9 @@ cdef class Datafit:
         return total
 
     cdef double column_gradient(self, DatafitState* st, const Column* col) except? -1 nogil:
-        cdef Py_ssize_t k = 0, n = col.n_rows
-        cdef double acc = 0.0, acc1 = 0.0, acc2 = 0.0, acc3 = 0.0
-        cdef const double* z = st.row[1]
-        cdef const int* rows = col.rows
-        cdef const double* v = col.values
-        # four partial sums: a single chain of dependent adds is bound by the
-        # add's latency, not by the gathers (the full gradient of every
-        # column is the largest cost of a logistic solve)
-        if v == NULL:
-            while k + 4 <= n:
-                acc += z[rows[k]]
-                acc1 += z[rows[k + 1]]
-                acc2 += z[rows[k + 2]]
-                acc3 += z[rows[k + 3]]
-                k += 4
-            while k < n:
-                acc += z[rows[k]]
-                k += 1
-            return ((acc + acc1) + (acc2 + acc3)) * col.value
-        while k + 4 <= n:
-            acc += v[k] * z[rows[k]]
-            acc1 += v[k + 1] * z[rows[k + 1]]
-            acc2 += v[k + 2] * z[rows[k + 2]]
-            acc3 += v[k + 3] * z[rows[k + 3]]
-            k += 4
-        while k < n:
-            acc += v[k] * z[rows[k]]
-            k += 1
-        return (acc + acc1) + (acc2 + acc3)
+        if col.values == NULL:
+            return gather_sum(st.row[1], col.rows, col.n_rows) * col.value
+        return gather_dot(col.values, st.row[1], col.rows, col.n_rows)
 
     cdef int shift_column(self, DatafitState* st, const Column* col,
                           double delta) except -1 nogil:

@@ -45,6 +45,7 @@ into the optimality test.
 """
 from cython.parallel cimport prange
 from libc.math cimport fabs, sqrt, INFINITY
+from firecy._gather cimport gather_dot, gather_sum
 
 import numpy as np
 
@@ -401,35 +402,10 @@ cdef class ActiveSetQP:
     cdef inline double column_dot(self, Py_ssize_t j, const double* x, const int* rows,
                                   const Py_ssize_t* cptr) noexcept nogil:
         """sum_i M_ij x_i."""
-        cdef Py_ssize_t p, p0 = cptr[j], p1 = cptr[j + 1]
-        cdef double acc = 0.0, acc1 = 0.0, acc2 = 0.0, acc3 = 0.0
+        cdef Py_ssize_t p0 = cptr[j], n = cptr[j + 1] - cptr[j]
         if self.col_vals_p == NULL:
-            # four partial sums: one chain of dependent adds is bound by the
-            # add's latency, not by the gathers (the model gradient of every
-            # column, once per round, is a quarter of a solve)
-            p = p0
-            while p + 4 <= p1:
-                acc += x[rows[p]]
-                acc1 += x[rows[p + 1]]
-                acc2 += x[rows[p + 2]]
-                acc3 += x[rows[p + 3]]
-                p += 4
-            while p < p1:
-                acc += x[rows[p]]
-                p += 1
-            return ((acc + acc1) + (acc2 + acc3)) * self.leaf_values_p[j]
-        cdef const double* v = self.col_vals_p
-        p = p0
-        while p + 4 <= p1:
-            acc += v[p] * x[rows[p]]
-            acc1 += v[p + 1] * x[rows[p + 1]]
-            acc2 += v[p + 2] * x[rows[p + 2]]
-            acc3 += v[p + 3] * x[rows[p + 3]]
-            p += 4
-        while p < p1:
-            acc += v[p] * x[rows[p]]
-            p += 1
-        return (acc + acc1) + (acc2 + acc3)
+            return gather_sum(x, rows + p0, n) * self.leaf_values_p[j]
+        return gather_dot(self.col_vals_p + p0, x, rows + p0, n)
 
     cdef double slot_gradients(self) noexcept nogil:
         """G on the slots (penalty slope included); returns max |G|."""
