@@ -274,6 +274,15 @@ cdef class GreedyBlockCD:
             self.resync()
         return float(self.objective())
 
+    def refresh_value(self):
+        """F at ``coef`` and ``intercept``, the column gradients left stale
+        (the Newton line search's evaluations; the engine resyncs before it
+        reads the gradients again)."""
+        self._require_penalty("refresh_value")
+        with nogil:
+            self.resync_value()
+        return float(self.objective())
+
     def objective_value(self):
         return float(self.objective())
 
@@ -389,9 +398,17 @@ cdef class GreedyBlockCD:
     cdef int resync(self) except -1 nogil:
         """Recompute the datafit's state, the gradient and the penalty values
         from w and the intercept."""
+        self.resync_value()
+        self.full_gradient()
+        return 0
+
+    cdef int resync_value(self) except -1 nogil:
+        """Recompute the datafit's state and the penalty values (what F
+        needs), leaving the column gradients stale: for a line search, which
+        evaluates F at many points (the engine resyncs before it reads the
+        gradients again)."""
         self.linear_predictor()
         self.datafit.initialize(&self.st, &self.lin[0])
-        self.full_gradient()
         self.pen_total = self.recompute_penalty()
         return 0
 

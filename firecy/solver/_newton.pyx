@@ -67,7 +67,8 @@ def _cholesky(matrix):
 
 def newton_step(engine):
     """Newton steps on the engine's current support; True if the last one
-    landed (full step, no sign change)."""
+    landed (full step, no sign change). The engine's column gradients are
+    left stale (only F is evaluated): the caller resyncs before reading them."""
     support = np.flatnonzero(engine.coef)
     failed_on = engine.newton_failed_on
     if failed_on is not None and np.array_equal(support, failed_on):
@@ -191,7 +192,8 @@ def _newton_once(engine):
     n_support = np.count_nonzero(engine.coef)
     if n_support == 0 or n_support > NEWTON_MAX_SUPPORT:
         return "none"
-    f_old = engine.refresh()
+    # the model reads the datafit's row derivatives, not the column gradients
+    f_old = engine.refresh_value()
     model = _support_model(engine)
     if model is None:
         return "none"
@@ -282,7 +284,7 @@ def _value_at(engine, model, support, w_old, b_old, cand):
         engine.intercept = b_old - (model["g_b"] + model["h_wb"] @ (cand - w_old)) / model["h_bb"]
     else:
         engine.intercept = b_old
-    return engine.refresh()
+    return engine.refresh_value()
 
 
 def _line_minimum(engine, model, support, w_old, b_old, direction, f_old):
