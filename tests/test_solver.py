@@ -508,6 +508,6 @@ def test_engine_callbacks_outside_a_solve_raise(rf_design):
     design = BlockDesign.from_leaf_table(table, values, block_ptr)
     problem = Problem(design, y, None, True, None, "quadratic", None)
     problem.solve(L1(0.01), np.zeros(design.n_columns), 1e-6, 10_000, False)
-    for method in ("refresh", "penalty_groups"):
+    for method in ("refresh", "refresh_value", "penalty_groups"):
         with pytest.raises(RuntimeError, match="only during a solve"):
             getattr(problem.engine, method)()
