@@ -15,7 +15,7 @@ from firecy.ensembles._base import RuleEnsemble
 from firecy.ensembles._condition import Condition
 
 
-def rule_ensemble_from_model(model, feature_names=None) -> RuleEnsemble:
+def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemble:
     """Extract the rules of a fitted tree ensemble.
 
     Parameters
@@ -26,6 +26,13 @@ def rule_ensemble_from_model(model, feature_names=None) -> RuleEnsemble:
         ``LGBMModel`` or ``Booster``.
     feature_names : sequence of str, optional
         Override the model's feature names.
+    X : DataFrame, optional
+        The data the model was fitted on (its category columns suffice: the
+        same categories in the same order).  Only read for an XGBoost model
+        written by XGBoost 3.1 to 3.3 from a pandas frame whose category
+        labels are not all ASCII: such a model stores those labels cut short,
+        so firecy takes them from ``X``, after checking that they are the ones
+        the model stored.  Ignored otherwise.
 
     Returns
     -------
@@ -38,7 +45,9 @@ def rule_ensemble_from_model(model, feature_names=None) -> RuleEnsemble:
     ValueError
         If the model is not fitted (sklearn's ``NotFittedError`` is a
         ``ValueError``), or cannot be expressed as rules (XGBoost gblinear,
-        LightGBM ``linear_tree``, vector-leaf trees).
+        LightGBM ``linear_tree``, vector-leaf trees), or is an XGBoost model
+        whose category labels are stored cut short and ``X`` does not give
+        them.
 
     Examples
     --------
@@ -80,7 +89,7 @@ def rule_ensemble_from_model(model, feature_names=None) -> RuleEnsemble:
     >>> bool(np.allclose(ens.predict_raw(X), booster.predict(X, output_margin=True), atol=1e-5))
     True
     """
-    return RuleEnsemble.from_model(model, feature_names=feature_names)
+    return RuleEnsemble.from_model(model, feature_names=feature_names, X=X)
 
 
 __all__ = ["RuleEnsemble", "Condition", "rule_ensemble_from_model"]

@@ -138,13 +138,13 @@ class RuleEnsemble:
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def from_model(cls, model, feature_names=None) -> "RuleEnsemble":
+    def from_model(cls, model, feature_names=None, *, X=None) -> "RuleEnsemble":
         """Extract the rules of a fitted tree ensemble.
 
         The same as :func:`firecy.ensembles.rule_ensemble_from_model`, which
         documents the parameters, the supported models and the errors.
         """
-        return cls(make_adapter(model), feature_names=feature_names)
+        return cls(make_adapter(model, X=X), feature_names=feature_names)
 
     def _build(self, blocks):
         T = len(blocks)

@@ -21,8 +21,12 @@ def _module_root(obj) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def make_adapter(model):
-    """The adapter of ``model`` (see :func:`firecy.ensembles.rule_ensemble_from_model`)."""
+def make_adapter(model, X=None):
+    """The adapter of ``model`` (see :func:`firecy.ensembles.rule_ensemble_from_model`).
+
+    ``X`` (the training frame) is only read by XGBoost, for labels its model
+    does not store exactly.
+    """
     adapter = sklearn_adapter(model)
     if adapter is not None:
         return adapter
@@ -30,7 +34,7 @@ def make_adapter(model):
     if xgb is not None and isinstance(model, (xgb.XGBModel, xgb.Booster)):
         from firecy.ensembles._xgboost import XGBoostAdapter
 
-        return XGBoostAdapter(model)
+        return XGBoostAdapter(model, X=X)
     lgb = sys.modules.get("lightgbm")
     if lgb is not None and isinstance(model, (lgb.LGBMModel, lgb.Booster)):
         from firecy.ensembles._lightgbm import LightGBMAdapter

@@ -42,42 +42,129 @@ def _parse_base_score(text) -> np.ndarray:
 SPLIT_RULE = SplitRule("<", ">=", "float32")
 
 
-def _decode_categories(cats, n_features, names):
+# XGBoost 3.4 stores a string category container with byte offsets into its
+# UTF-8 text.  XGBoost 3.1 to 3.3 built the container of a pandas frame with
+# offsets counted in code points, and kept only as many bytes as there are
+# code points: a label that is not ASCII is stored cut and shifted (dmlc/xgboost
+# #12371).  An Arrow or polars frame was stored right, even then.
+_EXACT_UTF8_SINCE = (3, 4, 0)
+
+
+def _writer_version(model_json: dict) -> tuple:
+    """The XGBoost version that wrote the model JSON, (0, 0, 0) if unknown."""
+    try:
+        return tuple(int(v) for v in model_json.get("version", ()))[:3] or (0, 0, 0)
+    except (TypeError, ValueError):
+        return (0, 0, 0)
+
+
+def _version_text(version) -> str:
+    return ".".join(map(str, version)) if any(version) else "of unknown version"
+
+
+def _container_by_bytes(labels) -> tuple:
+    """(offsets, bytes) of string ``labels``, offsets counted in UTF-8 bytes."""
+    encoded = [s.encode("utf-8") for s in labels]
+    offsets = [0]
+    for b in encoded:
+        offsets.append(offsets[-1] + len(b))
+    return tuple(offsets), b"".join(encoded)
+
+
+def _container_by_code_points(labels) -> tuple:
+    """(offsets, bytes) of string ``labels`` as XGBoost 3.1 to 3.3 store a pandas
+    frame's categories: offsets counted in code points, and only as many bytes
+    of the UTF-8 text as it has code points."""
+    offsets = [0]
+    for s in labels:
+        offsets.append(offsets[-1] + len(s))
+    return tuple(offsets), "".join(labels).encode("utf-8")[:offsets[-1]]
+
+
+def _decode_by_bytes(raw: bytes, offsets) -> tuple | None:
+    """The labels of a container with byte offsets; None when it cannot be one
+    (a segment that is not UTF-8, or two equal labels)."""
+    try:
+        labels = tuple(raw[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:]))
+    except UnicodeDecodeError:
+        return None
+    return labels if len(set(labels)) == len(labels) else None
+
+
+def _frame_categories(X, f):
+    """The string categories of column ``f`` of a DataFrame ``X``, or None."""
+    if X is None or not hasattr(X, "iloc") or f >= X.shape[1]:
+        return None
+    s = X.iloc[:, f]
+    if getattr(s.dtype, "name", None) != "category":
+        return None
+    cats = tuple(s.cat.categories)
+    return cats if all(isinstance(v, str) for v in cats) else None
+
+
+def _decode_categories(cats, n_features, names, version=(0, 0, 0), X=None):
     """Category labels per feature from the model JSON's ``cats`` (XGBoost >= 3.1).
 
     XGBoost stores, for each feature it re-codes by label, either the UTF-8
     bytes of string labels with their offsets, or numeric labels.  Features
     without labels (numeric, or categorical data given as codes) map to ().
+
+    Returns ``(labels, from_frame)``: ``from_frame`` holds the features whose
+    labels the model does not store exactly (XGBoost < 3.4 and labels that are
+    not ASCII), which are then taken from the categories of ``X``'s column,
+    checked against what XGBoost stored of them.
     """
     enc = cats.get("enc", [])
     if not enc:
-        return {}
+        return {}, frozenset()
     if len(enc) != n_features:
         raise ValueError(
             f"unexpected XGBoost model: categories for {len(enc)} features, "
             f"the model has {n_features}"
         )
-    out = {}
+    out, from_frame = {}, set()
     for f, e in enumerate(enc):
         values = e.get("values", [])
-        if not values:
+        if "offsets" not in e:
+            if values:
+                out[f] = tuple(v if isinstance(v, (int, str)) else float(v) for v in values)
             continue
-        if "offsets" in e:
-            offsets = [int(o) for o in e["offsets"]]
-            raw = np.asarray(values, dtype=np.int64).astype(np.uint8).tobytes()
-            if not offsets or offsets[-1] != len(raw) or offsets[0] != 0:
-                name = names[f] if names else f"x{f}"
-                raise ValueError(
-                    f"the XGBoost model's stored categories of feature {name!r} are "
-                    "inconsistent (XGBoost 3.2 stores non-ASCII labels truncated, and "
-                    "cannot re-code data with them either); use ASCII category labels"
-                )
-            labels = tuple(raw[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:]))
-        else:
-            labels = tuple(v if isinstance(v, (int, str)) else float(v) for v in values)
+        offsets = tuple(int(o) for o in e["offsets"])
+        if len(offsets) < 2:
+            continue
+        name = names[f] if names else f"x{f}"
+        # the stored bytes are int8 values (UBJSON has no unsigned 8-bit arrays)
+        raw = np.asarray(values, dtype=np.int64).astype(np.uint8).tobytes()
+        if offsets[0] != 0 or offsets[-1] != len(raw) or any(
+                a > b for a, b in zip(offsets, offsets[1:])):
+            raise ValueError(
+                f"unexpected XGBoost model: the stored categories of feature {name!r} "
+                "are inconsistent (their offsets do not cover their text)"
+            )
+        if raw.isascii():  # one byte per code point: both layouts agree
+            out[f] = tuple(raw[a:b].decode("ascii") for a, b in zip(offsets, offsets[1:]))
+            continue
+        frame = _frame_categories(X, f)
+        if frame is not None and (offsets, raw) in (_container_by_bytes(frame),
+                                                    _container_by_code_points(frame)):
+            out[f] = frame
+            from_frame.add(f)
+            continue
+        labels = _decode_by_bytes(raw, offsets) if version >= _EXACT_UTF8_SINCE else None
+        if labels is None:
+            raise ValueError(
+                f"the XGBoost model stores the categories of feature {name!r} cut short: "
+                f"XGBoost {_version_text(version)} (before 3.4) keeps a pandas "
+                "frame's category labels that are not ASCII only in part, so they "
+                "cannot be read from the model. Pass the data the model was fitted on "
+                "(its category columns, same categories in the same order) as X to "
+                "rule_ensemble_from_model, or refit with XGBoost >= 3.4"
+                + ("" if frame is None else
+                   f"; X's categories of {name!r} are not the ones XGBoost stored")
+            )
         out[f] = labels
-    _check_sort_order(cats, out)
-    return out
+    _check_sort_order(cats, {f: v for f, v in out.items() if f not in from_frame})
+    return out, frozenset(from_frame)
 
 
 def _check_sort_order(cats, labels):
@@ -161,12 +248,17 @@ class XGBoostAdapter(Adapter):
     fitted with early stopping, every tree for a raw ``Booster`` (as
     ``Booster.predict`` does).  ``tree_scale`` is dart's ``weight_drop`` (1 for
     gbtree).  Baseline: ``base_score`` through the objective's link.
+
+    ``X``, a DataFrame of the training data (optional), is read only for the
+    category labels XGBoost 3.1 to 3.3 store cut short (labels of a pandas
+    frame that are not ASCII); those features' labels are then X's
+    categories, once checked against what the model stored.
     """
 
     source = "xgboost"
     split_rule = SPLIT_RULE
 
-    def __init__(self, model):
+    def __init__(self, model, X=None):
         import xgboost as xgb
 
         if isinstance(model, xgb.XGBModel):
@@ -196,7 +288,8 @@ class XGBoostAdapter(Adapter):
             raise TypeError(f"not an XGBoost model: {type(model)!r}")
         self.booster = booster
 
-        learner = json.loads(booster.save_raw(raw_format="json"))["learner"]
+        doc = json.loads(booster.save_raw(raw_format="json"))
+        learner = doc["learner"]
         gb = learner["gradient_booster"]
         name = gb.get("name")
         if name == "gblinear":
@@ -245,8 +338,12 @@ class XGBoostAdapter(Adapter):
             base = np.log(base)
         self._base = base
 
-        self.labels = _decode_categories(
-            model_json.get("cats", {}), self.n_features_in, self.feature_names)
+        # Features whose labels come from X: XGBoost < 3.4 misreads a frame
+        # whose categories are not in the training order, so firecy re-codes
+        # frames itself and gives XGBoost the codes (see _coded_dmatrix).
+        self.labels, self._labels_from_frame = _decode_categories(
+            model_json.get("cats", {}), self.n_features_in, self.feature_names,
+            _writer_version(doc), X)
         blocks = []
         for t in range(n_trees):
             struct, values = _tree_structure(trees[t], self.labels)
@@ -256,11 +353,37 @@ class XGBoostAdapter(Adapter):
             blocks.append(Block(struct, values, int(tree_info[t]), scale, t))
         self.blocks = blocks
 
+    def _recodes(self, X) -> bool:
+        """Whether firecy re-codes the frame ``X`` for XGBoost (see _coded_dmatrix)."""
+        return bool(self._labels_from_frame) and hasattr(X, "iloc") and not _is_dmatrix(X)
+
+    def _coded_dmatrix(self, X):
+        """The DataFrame ``X`` as a DMatrix of XGBoost's category codes.
+
+        XGBoost < 3.4 re-codes a frame by comparing its category labels with
+        the model's cut ones; when the labels are not ASCII this misreads any
+        frame whose categories are not exactly the training ones, in the
+        training order.  Given codes, XGBoost re-codes nothing, and routes the
+        rows by label as firecy's rules read them.
+        """
+        import xgboost as xgb
+
+        missing = np.nan if self.wrapper is None else self.wrapper.missing
+        return xgb.DMatrix(
+            self.library_input(X),
+            missing=np.nan if missing is None else missing,
+            feature_names=self.booster.feature_names,
+            feature_types=self.booster.feature_types,
+            enable_categorical=True,
+        )
+
     def _dmatrix(self, X):
         import xgboost as xgb
 
         if isinstance(X, xgb.DMatrix):
             return X
+        if self._recodes(X):
+            return self._coded_dmatrix(X)
         if hasattr(X, "iloc"):  # a DataFrame carries its own names and types
             return xgb.DMatrix(X, enable_categorical=True)
         return xgb.DMatrix(
@@ -271,7 +394,7 @@ class XGBoostAdapter(Adapter):
         )
 
     def apply(self, X):
-        if self.wrapper is not None and not _is_dmatrix(X):
+        if self.wrapper is not None and not _is_dmatrix(X) and not self._recodes(X):
             ids = self.wrapper.apply(X, iteration_range=self.iteration_range)
         else:
             ids = self.booster.predict(
@@ -291,7 +414,7 @@ class XGBoostAdapter(Adapter):
         return np.array(self._base[:self.n_outputs], dtype=np.float64)
 
     def predict_raw(self, X):
-        if self.wrapper is not None and not _is_dmatrix(X):
+        if self.wrapper is not None and not _is_dmatrix(X) and not self._recodes(X):
             out = self.wrapper.predict(X, output_margin=True, iteration_range=self.iteration_range)
         else:
             out = self.booster.predict(

@@ -274,7 +274,9 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
             # the DataFrame's columns name the rules (a model fitted on an
             # array has no names; LightGBM renames columns with spaces)
             override = [str(c) for c in names]
-        ens = rule_ensemble_from_model(unwrap(model), feature_names=override)
+        Xm = self._to_model_input(X)
+        # the training frame: XGBoost < 3.4 keeps non-ASCII labels only in part
+        ens = rule_ensemble_from_model(unwrap(model), feature_names=override, X=Xm)
         self._check_ensemble(ens)
         n_model = getattr(ens, "n_features_in_", None)
         if n_model is not None and int(n_model) != self.n_features_in_:
@@ -286,7 +288,6 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # a penalty on per-rule data (rule lengths, node hierarchy) reads it here
         grid = [(params, bind_ensemble(pen, ens)) for params, pen in grid]
 
-        Xm = self._to_model_input(X)
         leaf_table = np.ascontiguousarray(ens.leaf_table(Xm), dtype=np.int32)
         leaf_values = np.ascontiguousarray(ens.leaf_values, dtype=np.float64)
         block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
