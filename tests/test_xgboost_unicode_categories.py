@@ -244,8 +244,9 @@ def test_xgboost_before_3_4_stores_the_labels_cut_and_needs_the_frame():
 
 def test_issue_label_regression():
     """The issue's label, read whole: in the rules, the exports and rule_mask
-    on the training frame (it was read as 'i 数据' and ' 🚀')."""
-    labels = [ISSUE_LABEL, "b", "ç", "d"]
+    on the training frame.  XGBoost 3.2 stores these four labels as 'i 数据',
+    ' 🚀', ' ñ' and 'h', which firecy read as the labels."""
+    labels = [ISSUE_LABEL, "hello", "abc", "d"]
     X, y = make_frame(labels, n=600)
     y = y + 3.0 * (X["c"] == ISSUE_LABEL).to_numpy()
     # one-hot splits: the split on the issue's label lists it
