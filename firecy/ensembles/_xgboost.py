@@ -338,9 +338,9 @@ class XGBoostAdapter(Adapter):
             base = np.log(base)
         self._base = base
 
-        # Features whose labels come from X: XGBoost < 3.4 misreads a frame
-        # whose categories are not in the training order, so firecy re-codes
-        # frames itself and gives XGBoost the codes (see _coded_dmatrix).
+        # Features whose labels come from X: XGBoost < 3.4 misreads frames
+        # with those labels, so firecy re-codes frames itself and gives
+        # XGBoost the codes (see _coded_dmatrix).
         self.labels, self._labels_from_frame = _decode_categories(
             model_json.get("cats", {}), self.n_features_in, self.feature_names,
             _writer_version(doc), X)
@@ -360,11 +360,11 @@ class XGBoostAdapter(Adapter):
     def _coded_dmatrix(self, X):
         """The DataFrame ``X`` as a DMatrix of XGBoost's category codes.
 
-        XGBoost < 3.4 re-codes a frame by comparing its category labels with
-        the model's cut ones; when the labels are not ASCII this misreads any
-        frame whose categories are not exactly the training ones, in the
-        training order.  Given codes, XGBoost re-codes nothing, and routes the
-        rows by label as firecy's rules read them.
+        XGBoost < 3.4 re-codes a frame by comparing its labels, cut as the
+        model's are, with the model's: a frame in another category order is
+        misread, and even the training frame when two labels are cut to the
+        same bytes.  Given codes, XGBoost re-codes nothing (as in training),
+        and routes the rows by label as firecy's rules read them.
         """
         import xgboost as xgb
 
