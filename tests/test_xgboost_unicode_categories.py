@@ -321,6 +321,50 @@ def test_rules_and_exports_route_as_the_library(name, frame):
     np.testing.assert_allclose(sql, expected, rtol=1e-9, atol=1e-9)
 
 
+def random_labels(n, seed):
+    """n distinct strings of 0 to 12 code points from ASCII, Latin, combining
+    marks, CJK and the astral planes (no surrogates, no NUL)."""
+    rng = np.random.default_rng(seed)
+    ranges = [(0x01, 0x7F), (0x80, 0x7FF), (0x300, 0x36F), (0x800, 0xD7FF),
+              (0xE000, 0xFFFD), (0x10000, 0x10FFFF)]
+    out = set()
+    while len(out) < n:
+        picks = rng.integers(0, len(ranges), rng.integers(0, 13))
+        out.add("".join(chr(int(rng.integers(ranges[r][0], ranges[r][1] + 1))) for r in picks))
+    return list(rng.permutation(np.array(sorted(out), dtype=object)))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_xgboost_random_unicode_labels_read_exactly(seed):
+    labels = random_labels(60, seed)
+    X, y = make_frame(labels, n=400, seed=seed)
+    model = quiet(xgb.XGBRegressor(n_estimators=3, max_depth=3, enable_categorical=True,
+                                   max_cat_to_onehot=1, n_jobs=1, random_state=0).fit, X, y)
+    ens = rule_ensemble_from_model(model, X=X)
+    assert ens._adapter.labels[1] == tuple(labels)
+    F = reordered(X)
+    table = ens.leaf_table_from_ids(xgboost_on_codes(model, as_training_categories(F, labels)))
+    check_rules_route_rows(ens, F, table)
+
+
+def test_xgboost_booster_from_saved_model_with_the_training_frame():
+    model, est, X = fitted("xgboost_partition")
+    booster = xgb.Booster()
+    booster.load_model(bytearray(model.get_booster().save_raw("ubj")))
+    ens = rule_ensemble_from_model(booster, X=X)
+    assert ens._adapter.labels == est.ensemble_._adapter.labels
+    assert [rule_text(ens, j) for j in range(ens.n_rules)] == [
+        rule_text(est.ensemble_, j) for j in range(ens.n_rules)]
+    F = with_unseen(reordered(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = ens.leaf_table_from_ids(xgboost_on_codes(model, as_training_categories(F, HARD)))
+        np.testing.assert_array_equal(ens.leaf_table(F), table)
+        check_predict_raw(ens, F, table=table)
+    with pytest.warns(UserWarning, match="reads them as the next of its categories"):
+        ens.leaf_table(F)
+
+
 @pytest.mark.parametrize("name", ["xgboost_partition", "xgboost_onehot"])
 def test_xgboost_unseen_label_after_the_last_is_refused(name):
     model, est, X = fitted(name)
