@@ -181,7 +181,6 @@ def display_value(value):
 # JSON
 # ---------------------------------------------------------------------------
 def json_text(doc, indent=2):
-    """``doc`` as strict JSON text: ASCII (every other character, a lone
-    surrogate included, as a ``\\u`` escape, which reads back as the same
-    str) and no NaN or Infinity (not JSON; a ValueError)."""
-    return json.dumps(doc, indent=indent, ensure_ascii=True, allow_nan=False)
+    """``doc`` as JSON text in ASCII: every other character, a lone surrogate
+    included, as a ``\\u`` escape, which reads back as the same str."""
+    return json.dumps(doc, indent=indent, ensure_ascii=True)
