@@ -121,9 +121,14 @@ def sql_comment(text):
 
     Non-printable characters are escaped (:func:`display_text`); ``/*`` and
     ``*/`` are broken with a space, both (PostgreSQL nests block comments, so
-    an opening ``/*`` would swallow the rest of the statement).
+    an opening ``/*`` would swallow the rest of the statement).  Quotes become
+    typographic ones (U+2019, U+201D): DuckDB (2.0) replaces Unicode spaces
+    outside quotes before it parses, counting the quotes in comments too, so
+    one ``'`` in a comment would make it rewrite the text inside the string
+    literals after it (a label holding U+FEFF or U+3000 would no longer match).
     """
     text = display_text(text).replace("/*", "/ *").replace("*/", "* /")
+    text = text.replace("'", "\u2019").replace('"', "\u201d")
     return f"/* {text} */"
 
 
