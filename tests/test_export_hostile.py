@@ -197,11 +197,13 @@ def test_python_literals_read_back_and_stay_on_one_line():
         assert ast.literal_eval(lit) == s and type(ast.literal_eval(lit)) is str
         assert lit.isprintable(), repr(lit)
         lit.encode("utf-8")
+    # numpy scalars as Python ones; non-finite floats without an import
+    no_builtins = {"__builtins__": {"float": float}}
     for v in [0, -3, 2.5, True, None, np.int64(4), np.float32(0.5), np.str_("a'b"), math.inf,
               -math.inf]:
-        assert ast.literal_eval(python_literal(v).replace("float(", "(")) == v or \
-            eval(python_literal(v)) == v
-    assert math.isnan(eval(python_literal(float("nan"))))
+        back = eval(python_literal(v), no_builtins)
+        assert back == v and type(back) is type(v.item() if hasattr(v, "item") else v)
+    assert math.isnan(eval(python_literal(float("nan")), no_builtins))
     for bad in [object(), (1, 2), b"bytes", [1], {"a": 1}]:
         with pytest.raises(ValueError, match="str, int, float, bool or None"):
             python_literal(bad)
@@ -211,7 +213,8 @@ def test_docstring_text_cannot_close_the_docstring(tmp_path):
     # every string in one module's docstring, and in a second docstring
     # after code: the module must define X and nothing else
     text = " | ".join(STRINGS)
-    source = f'"""{python_docstring(text)}"""\nX = 1\ndef f():\n    """{python_docstring(text)}"""\n'
+    doc = python_docstring(text)
+    source = f'"""{doc}"""\nX = 1\ndef f():\n    """{doc}"""\n'
     ns = {}
     exec(compile(source.encode("utf-8"), "<docstring>", "exec"), ns)
     assert sorted(k for k in ns if not k.startswith("__")) == ["X", "f"]
@@ -515,6 +518,38 @@ def test_cli_exports_hostile_labels_and_column_names(tmp_path, monkeypatch, caps
     assert {r["class"] for r in doc["rules"]} <= set(labels)
 
 
+def test_cli_says_in_one_line_what_sql_cannot_hold(tmp_path, capsys):
+    # a column name with a NUL (a CSV can carry it): the SQL is refused with
+    # the usual one-line error; the Python export is written, and inert
+    from firecy.cli import main
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=60)
+    lines = ['"a\x00b\');open(\'MARKER\',\'w\');#",y']
+    lines += [f"{v!r},{2.0 * (v > 0) + 0.1 * w!r}"
+              for v, w in zip(x.tolist(), rng.normal(size=60).tolist())]
+    csv = tmp_path / "nul.csv"
+    csv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    common = ["--target", "y", "--n-trees", "5", "--n-lambdas", "5", "--cv", "2",
+              "--n-jobs", "1", "--no-progress", "--seed", "0"]
+    out = tmp_path / "rules.sql"
+    assert main(["extract", str(csv), "--format", "sql", "--output", str(out), *common]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("firecy: error: cannot write the rules as sql: ")
+    assert "NUL" in err and err.count("\n") == 1 and err[:-1].isprintable(), err
+    assert not out.exists()
+    out = tmp_path / "rules.py"
+    assert main(["extract", str(csv), "--format", "python", "--output", str(out), *common]) == 0
+    capsys.readouterr()
+    run = tmp_path / "run"
+    run.mkdir()
+    name = "a\x00b');open('MARKER','w');#"
+    (defined, _, got), = run_modules([out.read_text(encoding="utf-8")],
+                                     [{name: v} for v in x.tolist()], run)
+    check_module_inert(defined)
+    assert len(set(got)) > 1   # the rules read the column
+
+
 # ---------------------------------------------------------------------------
 # a column the table lacks
 # ---------------------------------------------------------------------------
@@ -589,8 +624,8 @@ def postgres():
     env = {**os.environ, "LC_ALL": "C"}
     try:
         subprocess.run(prefix + [initdb, "-D", str(data), "-A", "trust", "-U", "firecy",
-                                 "-E", "UTF8", "--locale=C", "--no-sync"], check=True, capture_output=True, env=env,
-                       timeout=120)
+                                 "-E", "UTF8", "--locale=C", "--no-sync"],
+                       check=True, capture_output=True, env=env, timeout=120)
         subprocess.run(prefix + [pg_ctl, "-D", str(data), "-w", "-l", str(root / "log"),
                                  "-o", f"-k {sock} -h '' -F", "start"], check=True,
                        capture_output=True, env=env, timeout=120)
