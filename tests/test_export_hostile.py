@@ -600,44 +600,51 @@ def test_missing_column_is_an_error_in_duckdb(two_feature_model):
 
 @pytest.fixture(scope="module")
 def postgres():
-    """A throw-away PostgreSQL server (skipped without the binaries or psycopg)."""
+    """A throw-away PostgreSQL server on a Unix socket, in the C locale (binary
+    string order, as the other engines); skipped without the binaries or
+    psycopg, or when it cannot start."""
     psycopg = pytest.importorskip("psycopg")
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
     if not (initdb and pg_ctl):
         pytest.skip("PostgreSQL's initdb / pg_ctl are not on the PATH")
+    prefix = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as postgres
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root without a postgres user")
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root without runuser")
+        prefix = [shutil.which("runuser"), "-u", "postgres", "--"]
     # under /tmp itself: pytest's own temporary directories are closed to other users
     root = Path(tempfile.mkdtemp(prefix="firecy-pg-"))
-    prefix = []
-    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
-        runuser = shutil.which("runuser")
-        try:
-            import pwd
-            pwd.getpwnam("postgres")
-        except (ImportError, KeyError):
-            runuser = None
-        if runuser is None:
-            pytest.skip("running as root without a postgres user")
+    if prefix:
         shutil.chown(root, "postgres")
-        root.chmod(0o700)
-        prefix = [runuser, "-u", "postgres", "--"]
-    data, sock = root / "data", root
+    data = root / "data"
     env = {**os.environ, "LC_ALL": "C"}
+
+    def pg(*args):
+        return subprocess.run(prefix + list(args), check=True, capture_output=True, env=env,
+                              timeout=120)
+
     try:
-        subprocess.run(prefix + [initdb, "-D", str(data), "-A", "trust", "-U", "firecy",
-                                 "-E", "UTF8", "--locale=C", "--no-sync"],
-                       check=True, capture_output=True, env=env, timeout=120)
-        subprocess.run(prefix + [pg_ctl, "-D", str(data), "-w", "-l", str(root / "log"),
-                                 "-o", f"-k {sock} -h '' -F", "start"], check=True,
-                       capture_output=True, env=env, timeout=120)
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"cannot start PostgreSQL: {exc}")
-    try:
-        with psycopg.connect(host=str(sock), user="firecy", dbname="postgres",
-                             autocommit=True) as con:
+        try:
+            pg(initdb, "-D", str(data), "-A", "trust", "-U", "firecy", "-E", "UTF8",
+               "--locale=C", "--no-sync")
+            pg(pg_ctl, "-D", str(data), "-w", "-l", str(root / "log"), "-o",
+               f"-k {root} -h '' -F", "start")
+            con = psycopg.connect(host=str(root), user="firecy", dbname="postgres",
+                                  autocommit=True)
+        except (subprocess.SubprocessError, OSError, psycopg.Error) as exc:
+            pytest.skip(f"cannot start PostgreSQL: {exc}")
+        with con:
             yield con
     finally:
-        subprocess.run(prefix + [pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, env=env, timeout=120)
+        if data.exists():
+            subprocess.run(prefix + [pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
+                           capture_output=True, env=env, timeout=120, check=False)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -646,7 +653,8 @@ def test_missing_column_is_an_error_in_postgresql(two_feature_model, postgres):
 
     fire, X = two_feature_model
     con = postgres
-    con.execute('CREATE TABLE data ("age" DOUBLE PRECISION, "dosage" DOUBLE PRECISION)')
+    con.execute('DROP TABLE IF EXISTS data; '
+                'CREATE TABLE data ("age" DOUBLE PRECISION, "dosage" DOUBLE PRECISION)')
     with con.cursor() as cur:
         cur.executemany("INSERT INTO data VALUES (%s, %s)", X.tolist())
     sql = rules_sql(fire, feature_names=["age", "dose"], table="data")
@@ -669,3 +677,27 @@ def test_postgresql_reads_hostile_labels(postgres):
     con.execute(f"CREATE TABLE names ({', '.join(sql_identifier(n) + ' int' for n in names)})")
     cur = con.execute("SELECT * FROM names")
     assert [d.name for d in cur.description] == names
+
+
+def test_postgresql_runs_the_rules_of_hostile_categories(postgres):
+    import psycopg
+
+    pools = [SQL_STRINGS[k * 50:(k + 1) * 50] for k in range(2)]
+    X, y = categorical_frame(pools, n=1500, seed=4)
+    model = quiet_fit(model_for("hist"), X, y)
+    est = quiet_fit(FIRERegressor(model, penalty="l1", n_lambdas=10, max_rules=30,
+                                  random_state=0), X, y)
+    names = [s for s in SQL_STRINGS[100:] if s and len(s.encode()) < 64][:X.shape[1]]
+    rows = export_rows(X, names)
+    con = postgres
+    types = ["text" if str(X[c].dtype) == "category" else "double precision" for c in X.columns]
+    con.execute("DROP TABLE IF EXISTS data; CREATE TABLE data (i int, "
+                + ", ".join(f"{sql_identifier(n)} {t}" for n, t in zip(names, types)) + ")")
+    with con.cursor() as cur:
+        cur.executemany(f"INSERT INTO data VALUES (%s{', %s' * len(names)})",
+                        [[i] + [r[n] for n in names] for i, r in enumerate(rows)])
+    sql = rules_sql(est, feature_names=names, table="data", alias="prediction")
+    got = np.array(con.execute(f"SELECT {sql} FROM data ORDER BY i").fetchall(), dtype=float)
+    np.testing.assert_allclose(got[:, 0], est.predict(X), rtol=1e-9, atol=1e-9)
+    with pytest.raises(psycopg.errors.UndefinedColumn):
+        con.execute(f"SELECT {sql} FROM (SELECT i FROM data) AS data")
