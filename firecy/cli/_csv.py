@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 
 from firecy.cli._errors import CLIError
+from firecy.rules._escape import display_text
 
 __all__ = ["read_csv", "detect_task"]
 
@@ -41,7 +42,9 @@ def read_csv(path, target, drop, task="regression"):
     if len(df) == 0:
         raise CLIError(f"{path} has a header row but no data rows")
     if target not in df.columns:
-        cols = ", ".join(map(str, df.columns[:20])) + (", ..." if df.shape[1] > 20 else "")
+        # column names are data: escaped, so that the error stays one line
+        cols = (", ".join(display_text(c) for c in df.columns[:20])
+                + (", ..." if df.shape[1] > 20 else ""))
         raise CLIError(f"target column {target!r} is not in {path} (columns: {cols})")
     unknown = [c for c in drop if c not in df.columns]
     if unknown:
@@ -80,7 +83,7 @@ def read_csv(path, target, drop, task="regression"):
             bad = col[pd.to_numeric(col, errors="coerce").isna() & col.notna()]
             example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
             raise CLIError(f"column {str(c)!r} is not numeric{example}; encode it as numbers "
-                           f"or leave it out with --drop {c}")
+                           f"or leave it out with --drop {display_text(c)}")
     X = X.astype(float)
     for c in X.columns:
         bad = np.flatnonzero(np.isinf(X[c].to_numpy()))
@@ -89,7 +92,7 @@ def read_csv(path, target, drop, task="regression"):
             raise CLIError(f"column {str(c)!r} contains infinite values (CSV line(s) "
                            f"{lines}{', ...' if bad.size > 5 else ''}); replace them, "
                            f"e.g. by an empty cell (missing), or leave the column out "
-                           f"with --drop {c}")
+                           f"with --drop {display_text(c)}")
     X.columns = [str(c) for c in X.columns]
     if len(X) < 10:
         raise CLIError(f"{path} has {len(X)} data row{'' if len(X) == 1 else 's'}; "

@@ -1,12 +1,12 @@
 """``firecy extract DATA.csv --target COLUMN``: rules from a model fitted on your data,
 written as JSON, a standalone Python function or a SQL expression (``--format``)."""
-import json
 from pathlib import Path
 
 from firecy.cli._csv import read_csv
 from firecy.cli._errors import CLIError
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
+from firecy.rules._escape import json_text
 from firecy.rules._export import rules_python, rules_sql
 from firecy.rules._json import json_value, rules_json
 
@@ -16,15 +16,15 @@ __all__ = ["run_extract"]
 _DEFAULT_OUTPUT = {"json": "rules.json", "python": "rules.py", "sql": "rules.sql"}
 
 
-def _export_text(fmt, fire, names, doc, task):
+def _export_text(fmt, fire, names, doc, task, sql_table=None):
     """The rules in ``fmt``: the JSON document, a Python function or a SQL expression
     (a classifier's: its margin, one per class for more than two classes)."""
     if fmt == "json":
-        return json.dumps(doc, indent=2) + "\n"
+        return json_text(doc) + "\n"
     if fmt == "python":
         return rules_python(fire, feature_names=names)
     alias = "margin" if task == "classification" else "prediction"
-    return rules_sql(fire, feature_names=names, alias=alias) + "\n"
+    return rules_sql(fire, feature_names=names, alias=alias, table=sql_table) + "\n"
 
 
 def run_extract(args):
@@ -58,11 +58,14 @@ def run_extract(args):
     )
     doc["comparison"] = summary
     try:
-        text = _export_text(fmt, res["fire"], names, doc, args.task)
+        text = _export_text(fmt, res["fire"], names, doc, args.task,
+                            getattr(args, "sql_table", None))
     except ValueError as exc:
         raise CLIError(f"cannot write the rules as {fmt}: {exc}") from None
     try:
-        out.write_text(text)
+        # UTF-8 whatever the locale: Python reads its source as UTF-8, and
+        # the exports are UTF-8 text for any label (the escaping sees to it)
+        out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print()

@@ -6,6 +6,7 @@ import numpy as np
 
 from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
+from firecy.rules._escape import display_value
 
 __all__ = ["run_job", "describe", "describe_selection"]
 
@@ -177,5 +178,6 @@ def _xgboost_codes(y, quiet):
     if np.array_equal(labels, np.arange(labels.size)):
         return y
     status("XGBoost needs class labels 0..K-1; classes: "
-           + ", ".join(f"{k} = {lab!r}" for k, lab in enumerate(labels.tolist())), quiet)
+           + ", ".join(f"{k} = {display_value(lab)}" for k, lab in enumerate(labels.tolist())),
+           quiet)
     return codes

@@ -27,6 +27,7 @@ from scipy.special import expit
 
 from firecy._validation import check_int, check_real, check_sample_weight
 from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
+from firecy.rules._escape import display_value
 from firecy.risk._model_terms import (
     achievable_scores,
     contributions,
@@ -194,7 +195,7 @@ class RiskCard:
         -------
         str
         """
-        lines = [f"RISK CARD: risk of {self.event!r}", ""]
+        lines = [f"RISK CARD: risk of {display_value(self.event)}", ""]
         n = len(self.rules)
         num = len(str(max(n, 1)))
         for i, (rule, pts) in enumerate(zip(self.rules, self.points), 1):

@@ -142,7 +142,15 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
     ------
     ValueError
         If the ensemble's baseline varies by row (a gradient boosting model
-        with a custom ``init`` estimator).
+        with a custom ``init`` estimator), or a category label is not a str,
+        int, float, bool or None (numpy scalars are read as those).
+
+    Notes
+    -----
+    Feature names and labels are written as Python literals, and the
+    module docstring shows them escaped: whatever their characters, the
+    source is valid UTF-8 Python that only defines the function when
+    imported.
 
     Examples
     --------
@@ -187,7 +195,7 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
 
 
 def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=None,
-              alias=None):
+              alias=None, table=None):
     """The kept rules as a SQL expression: a sum of ``CASE`` expressions.
 
     Missing values are ``NULL``.  Thresholds are float64 literals in the
@@ -199,19 +207,36 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     model, coef, intercept, feature_names
         As in :func:`rules_python`.
     columns : mapping of str to str, optional
-        SQL expression of each feature (by feature name); default: the name
-        as a double-quoted identifier.
+        SQL expression of each feature (by feature name), written as given;
+        default: the column of that name (see ``table``).
     alias : str, optional
         Append ``AS alias``.  A multi-output ensemble gives one expression
         per output, ``AS "<alias>_<k>"`` (alias ``margin`` by default),
         separated by commas.
+    table : str, optional
+        The table the columns are read from, as the query's ``FROM`` clause
+        names it (its alias if it has one): every column is then written
+        ``"table"."name"``, and a column the table lacks is an error in every
+        database.  Without it a column is ``"name"``, which SQLite reads as
+        the string ``'name'`` when the table has no such column (a
+        misspelled or missing column then gives wrong predictions, silently).
 
     Returns
     -------
     str
-        One SQL expression (after a comment line naming its source), to
-        use as ``SELECT <expression> AS prediction FROM data``.  Numeric
-        columns are assumed finite or NULL (SQL has no NaN).
+        One SQL expression (after a comment naming its source), to use as
+        ``SELECT <expression> AS prediction FROM data`` (with
+        ``table="data"``).  Numeric columns are assumed finite or NULL (SQL
+        has no NaN).  Names and labels are quoted as standard SQL (a
+        backslash is an ordinary character, as in SQLite, DuckDB and
+        PostgreSQL).
+
+    Raises
+    ------
+    ValueError
+        If a feature name or category label cannot be held by a SQL
+        statement (a NUL character, a lone surrogate), or if the ensemble's
+        baseline varies by row.
 
     Examples
     --------
@@ -226,14 +251,15 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
     >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
     >>> from firecy.rules import rules_sql
-    >>> sql = rules_sql(fire, feature_names=["age", "dose"], alias="prediction")
+    >>> sql = rules_sql(fire, feature_names=["age", "dose"], alias="prediction",
+    ...                 table="data")
     >>> print(sql)
     /* Rules extracted by firecy ... */
     ...
-      + CASE WHEN ("age" IS NULL OR "age" > 2.0000001192092896)
-                  AND ("dose" IS NOT NULL AND "dose" <= 15.000000476837158) THEN ...
-             WHEN ("age" IS NULL OR "age" > 2.0000001192092896)
-                  AND ("dose" IS NULL OR "dose" > 15.000000476837158) THEN ...
+      + CASE WHEN ("data"."age" IS NULL OR "data"."age" > 2.0000001192092896)
+                  AND ("data"."dose" IS NOT NULL AND "data"."dose" <= 15.000000476837158) THEN ...
+             WHEN ("data"."age" IS NULL OR "data"."age" > 2.0000001192092896)
+                  AND ("data"."dose" IS NULL OR "data"."dose" > 15.000000476837158) THEN ...
              ELSE 0.0 END  /* tree 0 */
       AS "prediction"
 
@@ -246,5 +272,14 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     >>> got = [value for value, in db.execute(f"SELECT {sql} FROM data")]
     >>> bool(np.allclose(got, fire.predict(X)))
     True
+
+    and a table without one of the columns is an error, not a string:
+
+    >>> _ = db.execute('CREATE TABLE typo ("age" REAL, "dosage" REAL)')
+    >>> db.execute(f"SELECT {sql} FROM typo AS data")
+    Traceback (most recent call last):
+    ...
+    sqlite3.OperationalError: no such column: data.dose
     """
-    return render_sql(export_plan(model, coef, intercept, feature_names), columns, alias)
+    return render_sql(export_plan(model, coef, intercept, feature_names), columns, alias,
+                      table)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import math
 
+from firecy.rules._escape import (
+    display_value, python_docstring, python_literal, sql_comment, sql_identifier, sql_string,
+)
 from firecy.rules._export_tests import CodeTest, LabelTest
 
 __all__ = ["render_python", "render_sql"]
@@ -62,7 +65,7 @@ def _py_test(test):
 
     x = f"x{test.feature}"
     if isinstance(test, LabelTest):
-        labels = "{" + ", ".join(repr(v) for v in test.labels) + "}" if test.labels \
+        labels = "{" + ", ".join(python_literal(v) for v in test.labels) + "}" if test.labels \
             else "frozenset()"
         core = f"{x} {'not in' if test.negate else 'in'} {labels}"
     elif isinstance(test, CodeTest):
@@ -97,7 +100,8 @@ def _header(plan, lang):
         lines.append(_margin_meaning(plan.classes, lang))
     cats = [plan.feature_names[f] for f in plan.used if _is_label_feature(plan, f)]
     if cats:
-        lines.append("Categorical features, read by label: " + ", ".join(map(repr, cats)) + ".")
+        lines.append("Categorical features, read by label: "
+                     + ", ".join(map(display_value, cats)) + ".")
     if lang == "sql":
         lines.append("Missing values are NULL; other values are finite numbers.")
     else:
@@ -107,11 +111,12 @@ def _header(plan, lang):
 
 def _margin_meaning(classes, lang):
     """What a classifier's margin(s) mean, with the class each one speaks for."""
+    shown = [display_value(c) for c in classes]
     if len(classes) == 2:
-        return (f"Classes {classes[0]!r} and {classes[1]!r}: the margin is the log-odds "
-                f"of {classes[1]!r}, P({classes[1]!r}) = 1 / (1 + exp(-margin)).")
+        return (f"Classes {shown[0]} and {shown[1]}: the margin is the log-odds "
+                f"of {shown[1]}, P({shown[1]}) = 1 / (1 + exp(-margin)).")
     where = "out[k]" if lang == "python" else "The column ending in _k"
-    names = ", ".join(f"{k} = {c!r}" for k, c in enumerate(classes))
+    names = ", ".join(f"{k} = {c}" for k, c in enumerate(shown))
     return (f"{where} is the margin of class k ({names}): the predicted class has the "
             f"largest margin, and the probabilities are softmax(margins).")
 
@@ -120,17 +125,19 @@ def render_python(plan, name):
     """The plan as the source of ``def name(row)``."""
     K = len(plan.intercepts)
     head = _header(plan, "python")
-    out = ['"""' + head[0], ""] + head[1:] + ['"""', "import bisect", "import math",
-                                               _PY_HELPERS]
+    # the header is text about the data (labels, names): python_docstring keeps
+    # it inside the docstring whatever they contain
+    out = ['"""' + python_docstring(head[0]), ""] + [python_docstring(line) for line in head[1:]]
+    out += ['"""', "import bisect", "import math", _PY_HELPERS]
     for f in plan.used:
         if f in plan.next_label:
             ordered = sorted(plan.labels[f])
-            out.append(f"_LABELS_{f} = ({''.join(repr(v) + ', ' for v in ordered)})")
+            out.append(f"_LABELS_{f} = ({''.join(python_literal(v) + ', ' for v in ordered)})")
             out.append(f"_KNOWN_{f} = frozenset(_LABELS_{f})")
     out += ["", "", f"def {name}(row):",
             '    """The raw prediction of one row (a mapping from feature name to value)."""']
     for f in plan.used:
-        key = repr(plan.feature_names[f])
+        key = python_literal(plan.feature_names[f])
         if _is_label_feature(plan, f):
             read = f"_label(row[{key}])"
             if f in plan.next_label:
@@ -166,14 +173,6 @@ def _sql_float(v):
     return repr(v)
 
 
-def _sql_label(v):
-    if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'"
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"category {v!r} cannot be written in SQL (strings and numbers only)")
-    return repr(int(v)) if isinstance(v, int) else _sql_float(v)
-
-
 def _sql_compare(col, op, t):
     if math.isinf(t):  # finite inputs: the comparison is a constant
         below = op in ("<=", "<")
@@ -186,7 +185,7 @@ def _sql_test(test, col):
     if isinstance(test, LabelTest):
         if test.labels:
             core = (f"{col} {'NOT IN' if test.negate else 'IN'} ("
-                    + ", ".join(_sql_label(v) for v in test.labels) + ")")
+                    + ", ".join(sql_string(v) for v in test.labels) + ")")
         else:
             core = _TRUE if test.negate else _FALSE
     elif isinstance(test, CodeTest):
@@ -206,28 +205,30 @@ def _sql_test(test, col):
     return f"({col} IS NOT NULL AND {core})"
 
 
-def _quote(name):
-    return '"' + str(name).replace('"', '""') + '"'
-
-
 def _sql_xgboost_label(col, labels):
     """XGBoost's reading of a label: itself if known, else the next known
     label in sorted order (binary collation), NULL after the last one."""
     ordered = sorted(labels)
-    whens = " ".join(f"WHEN {col} < {_sql_label(v)} THEN {_sql_label(v)}" for v in ordered)
-    known = ", ".join(_sql_label(v) for v in ordered)
+    whens = " ".join(f"WHEN {col} < {sql_string(v)} THEN {sql_string(v)}" for v in ordered)
+    known = ", ".join(sql_string(v) for v in ordered)
     return f"(CASE WHEN {col} IN ({known}) THEN {col} {whens} ELSE NULL END)"
 
 
-def render_sql(plan, columns=None, alias=None):
+def render_sql(plan, columns=None, alias=None, table=None):
     """The plan as one SQL expression per output."""
     columns = dict(columns or {})
     unknown = set(columns) - set(plan.feature_names)
     if unknown:
         raise ValueError(f"columns names unknown features: {sorted(unknown)}")
+    # a table-qualified name cannot fall back to a string literal, as SQLite
+    # reads a double-quoted name that matches no column: a missing column is an error
+    prefix = "" if table is None else sql_identifier(table) + "."
+    for f in plan.used:
+        name = plan.feature_names[f]
+        columns.setdefault(name, prefix + sql_identifier(name))
     for f in plan.next_label:
         name = plan.feature_names[f]
-        columns[name] = _sql_xgboost_label(columns.get(name, _quote(name)), plan.labels[f])
+        columns[name] = _sql_xgboost_label(columns[name], plan.labels[f])
     K = len(plan.intercepts)
     exprs = []
     for k in range(K):
@@ -238,15 +239,15 @@ def render_sql(plan, columns=None, alias=None):
             whens = []
             for tests, contribution in rules:
                 cond = " AND ".join(
-                    _sql_test(test, columns.get(plan.feature_names[test.feature],
-                                                _quote(plan.feature_names[test.feature])))
+                    _sql_test(test, columns[plan.feature_names[test.feature]])
                     for test in tests) or _TRUE
                 whens.append(f"WHEN {cond} THEN {_sql_float(contribution)}")
             terms.append(f"CASE {' '.join(whens)} ELSE 0.0 END  /* tree {t} */")
         exprs.append("\n  + ".join(terms))
-    head = "/* " + " ".join(_header(plan, "sql")).replace("*/", "* /") + " */\n"
+    head = sql_comment(" ".join(_header(plan, "sql"))) + "\n"
     if K == 1:
         expr = head + exprs[0]
-        return expr if alias is None else f"{expr}\n  AS {_quote(alias)}"
+        return expr if alias is None else f"{expr}\n  AS {sql_identifier(alias)}"
     alias = "margin" if alias is None else alias
-    return head + ",\n".join(f"{e}\n  AS {_quote(f'{alias}_{k}')}" for k, e in enumerate(exprs))
+    return head + ",\n".join(f"{e}\n  AS {sql_identifier(f'{alias}_{k}')}"
+                              for k, e in enumerate(exprs))

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
+from firecy.rules._escape import display_value
 from firecy.rules._inputs import check_coef, is_estimator, n_outputs, unpack
 from firecy.rules._table import class_labels, rules_table
 
@@ -111,12 +112,14 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         name = "prediction"
         if labels is not None:
             # a classifier: say which class each block of rules speaks for
-            name = (f"log-odds of class {labels[0]!r}" if n_out == 1
-                    else f"score of class {labels[k]!r} (probabilities: softmax of the scores)")
+            name = (f"log-odds of class {display_value(labels[0])}" if n_out == 1
+                    else f"score of class {display_value(labels[k])} "
+                         f"(probabilities: softmax of the scores)")
         if n_out > 1:
             if not krows:
                 continue
-            lines.append(f"class {k}:" if labels is None else f"class {labels[k]!r}:")
+            lines.append(f"class {k}:" if labels is None
+                         else f"class {display_value(labels[k])}:")
         b = intercepts[k] if intercepts.size > k else intercepts[0]
         lines.append(f"intercept: {_fmt(b, digits)}{baseline_note}")
         lines.append(f"{name} = intercept + the contributions of the rules a row satisfies")

@@ -8,6 +8,7 @@ suffixes) are listed in :mod:`firecy.rules`; one condition's text comes from
 from __future__ import annotations
 
 from firecy.ensembles._condition import format_category, format_threshold, missing_suffix
+from firecy.rules._escape import display_text
 from firecy.rules._inputs import feature_names_of
 from firecy.rules._simplify import CATEGORICAL, LOWER, UPPER, reading, simplify_conditions
 
@@ -19,7 +20,8 @@ ALL_ROWS = "(all rows)"
 def _feature_name(feature_names, j):
     if feature_names is None:
         return f"x{j}"
-    return str(feature_names[j])
+    # a name with a newline or a bidi mark must not forge or reorder report lines
+    return display_text(feature_names[j])
 
 
 def format_conditions(conditions, feature_names=None, *, show_missing=False,
