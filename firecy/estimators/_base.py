@@ -41,6 +41,7 @@ from firecy.estimators._params import (
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
+from firecy.rules._inputs import column_support
 
 __all__ = ["FIREEstimatorBase"]
 
@@ -307,6 +308,8 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
                      progress=progress)
         self.estimator_ = model
         self.ensemble_ = ens
+        # what rules_ reports as each rule's support: its training rows
+        self._train_support = column_support(leaf_table, len(leaf_values), sw)
         return self
 
     def _splits(self, n):
@@ -387,8 +390,13 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
 
     @property
     def rules_(self):
-        """The selected rules as a table (see :func:`firecy.rules.rules_table`)."""
+        """The selected rules as a table (see :func:`firecy.rules.rules_table`):
+        rule text, weight, support (the fraction of the training rows, with
+        their sample weights), importance, contribution, ...; a classifier's
+        with the class each rule speaks for."""
         check_is_fitted(self)
         from firecy.rules import rules_table
 
-        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names())
+        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
+                           classes=getattr(self, "classes_", None),
+                           support=getattr(self, "_train_support", None))

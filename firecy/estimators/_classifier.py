@@ -415,13 +415,3 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         if raw.ndim == 1:
             return self.classes_[(raw > 0).astype(np.intp)]
         return self.classes_[np.argmax(raw, axis=1)]
-
-    @property
-    def rules_(self):
-        """The selected rules, with the class each speaks for (see
-        :func:`firecy.rules.rules_table`)."""
-        check_is_fitted(self)
-        from firecy.rules import rules_table
-
-        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
-                           classes=self.classes_)
