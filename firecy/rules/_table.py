@@ -61,7 +61,9 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         Default: the estimator's ``feature_names_in_``, else the ensemble's
         ``feature_names``.
     X : array-like of shape (n_samples, n_features), optional
-        Data to measure each rule's ``support`` on (NaN without it).
+        Data to measure each rule's ``support`` on (default: a fitted
+        estimator's training rows, with their sample weights; NaN for a bare
+        ensemble).
     sample_weight : array-like of shape (n_samples,), optional
         Weights of the rows of ``X`` in ``support``.
     classes : array-like, optional
@@ -132,6 +134,9 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     """
     if classes is None:
         classes = getattr(ensemble, "classes_", None)
+    if support is None and X is None and coef is None:
+        # a fitted estimator knows its training rows' support
+        support = getattr(ensemble, "_train_support", None)
     ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:
         feature_names = est_names
