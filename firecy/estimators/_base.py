@@ -355,6 +355,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # one intercept per output for a multi-output fitter
         self.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
         self.lambda_ = float(path.lambdas[k_best])
+        self.warm_lambdas_ = np.asarray(path.lambdas)[path.warm_start_chain(k_best)]
         self.n_rules_ = int(np.count_nonzero(self.coef_))
         self.n_iter_ = int(path.n_iter[k_best])
         self.validation_error_ = float(path.validation_error[k_best])
@@ -364,9 +365,14 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
 
     def _fixed_lambdas(self, target, sample_weight, leaf_values):
         # the data here are scaled (``_scale``); lam, lambdas in the original units
-        if self.lam is not None:
-            return np.array([float(self.lam)]) / self._scale.lam_factor
         lambdas = check_lambdas(getattr(self, "lambdas", None))
+        if self.lam is not None:
+            lam = float(self.lam)
+            # the warm path through the given lambdas down to lam (a fitted
+            # model's warm_lambdas_ solve it again), or lam alone, from zero
+            chain = [] if lambdas is None else sorted({float(v) for v in lambdas
+                                                      if v > lam}, reverse=True)
+            return np.array(chain + [lam]) / self._scale.lam_factor
         return None if lambdas is None else lambdas / self._scale.lam_factor
 
     def _fit_target(self, y, baseline):

@@ -75,14 +75,21 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         ``gamma`` and ``fusion`` are ignored and ``group_l0`` must be 0
         (build them into the object). The path varies the object's ``lam``.
     lam : float, default=None
-        Fixed sparsity strength :math:`\lambda_s`. ``None`` selects it on a
-        path.
+        Fixed :math:`\lambda_s`; ``None`` selects it on a path. Alone, the
+        problem is solved from zero at ``lam``. With ``lambdas`` it is the
+        end of the warm path through the ``lambdas`` above it: a fitted
+        model's ``lambda_`` with its ``warm_lambdas_`` fits the same model
+        again (``clone(fire).set_params(lam=fire.lambda_,
+        lambdas=fire.warm_lambdas_, **fire.best_params_)``). MCP is
+        non-convex: its solution depends on where the solve starts, so ``lam``
+        alone generally gives another model than the selected one at the
+        same lambda.
     lambdas : array-like of float, default=None
         The path's lambda grid (decreasing order not needed), instead of
         ``n_lambdas`` values from ``lambda_max``; selection runs over it (and
         refinement inserts points between its values). Needed by a penalty
-        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). Exclusive
-        with ``lam``.
+        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). With ``lam``:
+        the warm path down to ``lam`` (see ``lam``).
     gamma : float or list of float, default=1.1
         MCP concavity, > 1. The paper's choice for very sparse rule sets is
         1.1; larger values shrink more and select less aggressively. A list
@@ -161,6 +168,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Number of nonzero rule weights.
     lambda_ : float
         The selected (or given) ``lam``.
+    warm_lambdas_ : ndarray of float
+        The lambdas of the warm-started solves that lead to the model, ending
+        at ``lambda_``: with ``lam=lambda_`` they fit it again (see ``lam``).
     best_params_ : dict
         The selected ``gamma``, ``fusion``, ``group_l0`` (or ``penalty``).
     penalty_ : Penalty
