@@ -5,6 +5,7 @@ import textwrap
 
 import numpy as np
 
+from firecy._display import risk_percent
 from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_risk_card"]
@@ -81,7 +82,7 @@ def plot_risk_card(card, *, wrap=44, figsize=None, figure=None):
         y -= step * (text.count("\n") + 1.3)
     ax_t.axhline(y + 0.3 * step, color="0.5", lw=0.8)
     cells = [[str(int(s)) for s in card.scores],
-             [_risk_percent(r) for r in card.risk]]
+             [risk_percent(r) for r in card.risk]]
     shown = min(len(card.scores), 14)
     cells = [c[:shown] for c in cells]
     if len(card.scores) > shown:
@@ -111,9 +112,3 @@ def plot_risk_card(card, *, wrap=44, figsize=None, figure=None):
     ax_r.legend(loc="upper left", fontsize=8)
     return fig
 
-
-def _risk_percent(r):
-    """A risk as the card prints it (<0.1% and >99.9% at the ends)."""
-    from firecy.risk._card import _pct
-
-    return _pct(r)
