@@ -68,8 +68,10 @@ print(f"card CAL by score: {calibration_error(event, p_card, groups=card.score(X
 # -----------
 # Left, the points table; right, the reliability of the card on the rows it
 # was built on: the predicted risk of each score against the observed rate,
-# with the number of rows at that score.
-fig = card.plot()
+# with the number of rows at that score. The card draws into a pyplot figure
+# here so that the page shows it; ``card.plot()`` alone returns a standalone
+# figure, for ``savefig``.
+card.plot(figure=plt.figure())
 plt.show()
 
 # %%

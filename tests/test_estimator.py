@@ -522,10 +522,11 @@ def test_lambdas_grid_lets_an_unbounded_penalty_select(data, forest):
     np.testing.assert_allclose(est.coef_, w, atol=1e-3 * np.abs(w).max())
 
 
-def test_lambdas_and_lam_are_exclusive_and_checked(data, forest):
+def test_lambdas_are_checked_and_lam_needs_one_above_it(data, forest):
+    # with lam, lambdas are the warm path down to it (tests/test_refit.py)
     X, y = data
-    with pytest.raises(ValueError, match="not both"):
-        FIRERegressor(forest, lam=0.1, lambdas=[1.0]).fit(X, y)
+    with pytest.raises(ValueError, match="warm path down to it"):
+        FIRERegressor(forest, lam=2.0, lambdas=[1.0, 0.5]).fit(X, y)
     for bad in ([], [1.0, np.nan], [-1.0], [[1.0]]):
         with pytest.raises(ValueError, match="lambdas must be"):
             FIRERegressor(forest, lambdas=bad).fit(X, y)

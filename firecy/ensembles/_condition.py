@@ -19,6 +19,7 @@ import numpy as np
 from firecy.ensembles._reading import (
     coded_column, _column, _isin_exact, _isnan_any, label_index,
 )
+from firecy.ensembles._threshold_text import format_threshold  # noqa: F401 (re-exported)
 
 __all__ = ["Condition", "LIGHTGBM_ZERO_THRESHOLD"]
 
@@ -83,6 +84,11 @@ class Condition:
         error after the last one (XGBoost 3.1 and 3.2, ``"floor"``; a
         UserWarning says so).
         A numeric column is read as the code itself, as the libraries do.
+    exact_text : bool, default=False
+        Display only: print a float64 threshold as its exact ``repr`` rather
+        than the shortest decimal that is exact for every 15-digit input
+        (:func:`firecy.ensembles._threshold_text.format_threshold`).  Not
+        part of the condition's identity.
 
     Notes
     -----
@@ -126,6 +132,9 @@ class Condition:
     zero_threshold: float = 0.0
     category_cast: str = "trunc"
     labels: tuple = ()
+    # display only: print a float64 threshold exactly (its repr), not in its
+    # shortest 15-digit-exact form (firecy.ensembles._threshold_text)
+    exact_text: bool = dataclasses.field(default=False, repr=False)
 
     def __post_init__(self):
         if self.op not in _OPS:
@@ -342,36 +351,6 @@ class Condition:
 MISSING_SUFFIX = " (or missing)"
 ZERO_MISSING_SUFFIX = " (or zero/missing)"
 NOT_ZERO_MISSING_SUFFIX = " (not zero/missing)"
-
-
-def format_threshold(cond, precision=None) -> str:
-    """Threshold text that selects exactly the library's rows.
-
-    ``precision`` rounds to that many significant digits instead (display
-    only).  A float64 comparison prints the threshold's ``repr``.  For a
-    float32 comparison (input rounded to float32 first), ``x <= t`` and
-    ``x > t`` do not change when t is replaced by the largest float32 <= t,
-    nor ``x < t`` and ``x >= t`` by the smallest float32 >= t: that float32
-    is printed in its shortest form, which reads back (as a float32) as the
-    same number.
-    """
-    thr = float(cond.threshold)
-    if precision is not None:
-        return f"{thr:.{int(precision)}g}"
-    if not math.isfinite(thr) or cond.dtype != "float32":
-        return repr(thr)
-    f = np.float32(thr)
-    if cond.op in ("<=", ">") and float(f) > thr:
-        f = np.nextafter(f, np.float32(-np.inf))
-    elif cond.op in ("<", ">=") and float(f) < thr:
-        f = np.nextafter(f, np.float32(np.inf))
-    text = str(f)
-    try:
-        ok = bool(np.isfinite(f)) and np.float32(float(text)) == f
-    except ValueError:
-        ok = False
-    # never seen; guards against a double rounding through float64
-    return text if ok else repr(float(f))
 
 
 def format_category(value) -> str:

@@ -18,13 +18,8 @@ except ImportError:  # scikit-learn < 1.6
     def validate_data(estimator, X, ensure_all_finite=True, **kwargs):
         return estimator._validate_data(X, force_all_finite=ensure_all_finite, **kwargs)
 
-from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
-
-
-def names_from(model):
-    """The model's feature names, or None."""
-    names = getattr(model, "feature_names_in_", None)
-    return None if names is None else [str(s) for s in names]
+from firecy.ensembles._sklearn_hist import HistGradientBoostingAdapter
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure, n_rows, names_from
 
 
 SPLIT_RULE = SplitRule("<=", ">", "float32")
@@ -193,11 +188,6 @@ class GradientBoostingAdapter(Adapter):
         return np.asarray(self.model._raw_predict_init(X), dtype=np.float64).reshape(-1)
 
 
-def n_rows(X):
-    """Number of rows of an array, DataFrame or sequence."""
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
 def sklearn_adapter(model):
     """The adapter for a scikit-learn model, or None if it is not one we know."""
     from sklearn.ensemble import (
@@ -215,7 +205,5 @@ def sklearn_adapter(model):
     if isinstance(model, (GradientBoostingRegressor, GradientBoostingClassifier)):
         return GradientBoostingAdapter(model)
     if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
-        from firecy.ensembles._sklearn_hist import HistGradientBoostingAdapter
-
         return HistGradientBoostingAdapter(model)
     return None

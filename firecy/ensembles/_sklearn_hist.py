@@ -12,8 +12,7 @@ import sklearn
 from sklearn.utils.validation import check_is_fitted
 
 from firecy.ensembles._condition import Condition
-from firecy.ensembles._sklearn import n_rows, names_from
-from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure, n_rows, names_from
 
 __all__ = ["HistGradientBoostingAdapter"]
 

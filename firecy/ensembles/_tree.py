@@ -24,7 +24,8 @@ import numpy as np
 from firecy.ensembles._condition import Condition
 from firecy.ensembles._layout import depth_first
 
-__all__ = ["SplitRule", "TreeStructure", "Block", "Adapter", "depth_first_layout"]
+__all__ = ["SplitRule", "TreeStructure", "Block", "Adapter", "depth_first_layout",
+           "names_from", "n_rows"]
 
 
 @dataclass(frozen=True)
@@ -286,3 +287,14 @@ class Adapter:
         return ``X`` unchanged.
         """
         return X
+
+
+def names_from(model):
+    """The model's feature names, or None."""
+    names = getattr(model, "feature_names_in_", None)
+    return None if names is None else [str(s) for s in names]
+
+
+def n_rows(X):
+    """Number of rows of an array, DataFrame or sequence."""
+    return X.shape[0] if hasattr(X, "shape") else len(X)

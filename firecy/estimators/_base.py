@@ -41,6 +41,7 @@ from firecy.estimators._params import (
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
+from firecy.rules._inputs import column_support
 
 __all__ = ["FIREEstimatorBase"]
 
@@ -308,6 +309,8 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
                      progress=progress)
         self.estimator_ = model
         self.ensemble_ = ens
+        # what rules_ reports as each rule's support: its training rows
+        self._train_support = column_support(leaf_table, len(leaf_values), sw)
         return self
 
     def _splits(self, n):
@@ -353,6 +356,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # one intercept per output for a multi-output fitter
         self.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
         self.lambda_ = float(path.lambdas[k_best])
+        self.warm_lambdas_ = np.asarray(path.lambdas)[path.warm_start_chain(k_best)]
         self.n_rules_ = int(np.count_nonzero(self.coef_))
         self.n_iter_ = int(path.n_iter[k_best])
         self.validation_error_ = float(path.validation_error[k_best])
@@ -362,9 +366,14 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
 
     def _fixed_lambdas(self, target, sample_weight, leaf_values):
         # the data here are scaled (``_scale``); lam, lambdas in the original units
-        if self.lam is not None:
-            return np.array([float(self.lam)]) / self._scale.lam_factor
         lambdas = check_lambdas(getattr(self, "lambdas", None))
+        if self.lam is not None:
+            lam = float(self.lam)
+            # the warm path through the given lambdas down to lam (a fitted
+            # model's warm_lambdas_ solve it again), or lam alone, from zero
+            chain = [] if lambdas is None else sorted({float(v) for v in lambdas
+                                                      if v > lam}, reverse=True)
+            return np.array(chain + [lam]) / self._scale.lam_factor
         return None if lambdas is None else lambdas / self._scale.lam_factor
 
     def _fit_target(self, y, baseline):
@@ -388,8 +397,13 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
 
     @property
     def rules_(self):
-        """The selected rules as a table (see :func:`firecy.rules.rules_table`)."""
+        """The selected rules as a table (see :func:`firecy.rules.rules_table`):
+        rule text, weight, support (the fraction of the training rows, with
+        their sample weights), importance, contribution, ...; a classifier's
+        with the class each rule speaks for."""
         check_is_fitted(self)
         from firecy.rules import rules_table
 
-        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names())
+        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
+                           classes=getattr(self, "classes_", None),
+                           support=getattr(self, "_train_support", None))

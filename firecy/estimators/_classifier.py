@@ -84,7 +84,21 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     penalty : {"mcp", "l1"}, str or penalty object, default="mcp"
         As in :class:`~firecy.FIRERegressor`.
     lam : float, default=None
-        Fixed :math:`\lambda_s`; ``None`` selects it on the path.
+        Fixed :math:`\lambda_s`; ``None`` selects it on a path. Alone, the
+        problem is solved from zero at ``lam``. With ``lambdas`` it is the
+        end of the warm path through the ``lambdas`` above it: a fitted
+        model's ``lambda_`` with its ``warm_lambdas_`` fits the same model
+        again (``clone(fire).set_params(lam=fire.lambda_,
+        lambdas=fire.warm_lambdas_, **fire.best_params_)``). MCP is
+        non-convex: its solution depends on where the solve starts, so ``lam``
+        alone generally gives another model than the selected one at the
+        same lambda.
+    lambdas : array-like of float, default=None
+        The path's lambda grid (decreasing order not needed), instead of
+        ``n_lambdas`` values from ``lambda_max``; selection runs over it (and
+        refinement inserts points between its values). Needed by a penalty
+        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). With ``lam``:
+        the warm path down to ``lam`` (see ``lam``).
     gamma : float or list of float, default=1.1
         MCP concavity (> 1), scale-free.
     fusion : float or list of float, default=0.5
@@ -139,7 +153,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
-    n_rules_, lambda_, best_params_, penalty_, path_, paths_, n_iter_, validation_error_
+    n_rules_, lambda_, warm_lambdas_, best_params_, penalty_, path_, paths_, n_iter_, validation_error_
         As in :class:`~firecy.FIRERegressor`; ``validation_error_`` is the
         ``scoring`` loss, and ``path_.intercepts`` has one column per class
         for a multi-class model.
@@ -175,6 +189,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         *,
         penalty="mcp",
         lam=None,
+        lambdas=None,
         gamma=1.1,
         fusion=0.5,
         group_l0=0.0,
@@ -196,6 +211,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.estimator = estimator
         self.penalty = penalty
         self.lam = lam
+        self.lambdas = lambdas
         self.gamma = gamma
         self.fusion = fusion
         self.group_l0 = group_l0
@@ -415,13 +431,3 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         if raw.ndim == 1:
             return self.classes_[(raw > 0).astype(np.intp)]
         return self.classes_[np.argmax(raw, axis=1)]
-
-    @property
-    def rules_(self):
-        """The selected rules, with the class each speaks for (see
-        :func:`firecy.rules.rules_table`)."""
-        check_is_fitted(self)
-        from firecy.rules import rules_table
-
-        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
-                           classes=self.classes_)

@@ -23,9 +23,11 @@ BUILTIN_PENALTIES = ("mcp", "l1")
 def check_params(est):
     """Validate the path and selection parameters of a FIRE estimator."""
     check_real(est.lam, "lam", low=0.0, allow_none=True)
-    if est.lam is not None and getattr(est, "lambdas", None) is not None:
-        raise ValueError("give lam (one fixed value) or lambdas (a grid), not both")
-    check_lambdas(getattr(est, "lambdas", None))
+    lambdas = check_lambdas(getattr(est, "lambdas", None))
+    if est.lam is not None and lambdas is not None and not np.any(lambdas >= est.lam):
+        raise ValueError(
+            f"with lam, lambdas are the warm path down to it: give at least one value "
+            f">= lam={est.lam!r}, got {getattr(est, 'lambdas')!r}")
     check_int(est.max_rules, "max_rules", low=1, allow_none=True)
     check_int(est.n_lambdas, "n_lambdas", low=1)
     eps = check_real(est.eps, "eps", low=0.0, low_inclusive=False)

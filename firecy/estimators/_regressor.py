@@ -75,14 +75,21 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         ``gamma`` and ``fusion`` are ignored and ``group_l0`` must be 0
         (build them into the object). The path varies the object's ``lam``.
     lam : float, default=None
-        Fixed sparsity strength :math:`\lambda_s`. ``None`` selects it on a
-        path.
+        Fixed :math:`\lambda_s`; ``None`` selects it on a path. Alone, the
+        problem is solved from zero at ``lam``. With ``lambdas`` it is the
+        end of the warm path through the ``lambdas`` above it: a fitted
+        model's ``lambda_`` with its ``warm_lambdas_`` fits the same model
+        again (``clone(fire).set_params(lam=fire.lambda_,
+        lambdas=fire.warm_lambdas_, **fire.best_params_)``). MCP is
+        non-convex: its solution depends on where the solve starts, so ``lam``
+        alone generally gives another model than the selected one at the
+        same lambda.
     lambdas : array-like of float, default=None
         The path's lambda grid (decreasing order not needed), instead of
         ``n_lambdas`` values from ``lambda_max``; selection runs over it (and
         refinement inserts points between its values). Needed by a penalty
-        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). Exclusive
-        with ``lam``.
+        whose ``lambda_max`` is infinite (e.g. a ridge plug-in). With ``lam``:
+        the warm path down to ``lam`` (see ``lam``).
     gamma : float or list of float, default=1.1
         MCP concavity, > 1. The paper's choice for very sparse rule sets is
         1.1; larger values shrink more and select less aggressively. A list
@@ -91,10 +98,12 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Fusion ratio :math:`\lambda_f / \lambda_s` (>= 0) for ``penalty="mcp"``
         or ``"l1"``; 0 turns fusion off. The paper uses 0.1-0.5 for sparse
         selection ("light fusion") and up to 2 for more fused, more readable
-        rule sets; 0.5 shares split conditions between the kept rules (about
-        30 antecedents for 14 rules instead of 40) and predicted better than
-        0 on average at 14 rules. A list adds it to the selection grid (one
-        set of paths per value).
+        rule sets. 0.5 predicted better than 0 on average at 14 rules; it
+        makes kept rules share split conditions only on some data (the
+        README's diabetes example keeps 6 rules from 6 trees, no split
+        shared): values of 1-2 share more (examples/plot_fusion_antecedents.py
+        counts them). A list adds it to the selection grid (one set of paths
+        per value).
     group_l0 : float or list of float, default=0.0
         :math:`\lambda_0`, the price of every tree that contributes a rule (>= 0).
         A list adds it to the selection grid.
@@ -159,6 +168,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Number of nonzero rule weights.
     lambda_ : float
         The selected (or given) ``lam``.
+    warm_lambdas_ : ndarray of float
+        The lambdas of the warm-started solves that lead to the model, ending
+        at ``lambda_``: with ``lam=lambda_`` they fit it again (see ``lam``).
     best_params_ : dict
         The selected ``gamma``, ``fusion``, ``group_l0`` (or ``penalty``).
     penalty_ : Penalty

@@ -1,11 +1,12 @@
 """What a fitted FIRE estimator offers besides predict: :class:`RuleFeaturesMixin`.
 
-``transform`` (the kept rules as features, as RuleFit users expect) and
+``transform`` (the kept rules as features, as RuleFit users expect, with
+``get_feature_names_out`` and so scikit-learn's ``set_output``) and
 ``summary`` (the rule set as text; the ``repr`` stays scikit-learn's).
 """
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 __all__ = ["RuleFeaturesMixin"]
 
@@ -65,9 +66,48 @@ class RuleFeaturesMixin(TransformerMixin):
         """
         Xm = self._validate_predict_data(X)
         ens = self.ensemble_
-        kept = np.flatnonzero(np.asarray(self.coef_).reshape(len(ens.leaf_values), -1)
-                              .any(axis=1))
+        kept = self._kept_columns()
         table = np.asarray(ens.leaf_table(Xm))
         tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
         lands = table[:, tree] == kept[None, :]
         return np.where(lands, np.asarray(ens.leaf_values, dtype=np.float64)[kept], 0.0)
+
+    def _kept_columns(self):
+        ens = self.ensemble_
+        return np.flatnonzero(np.asarray(self.coef_).reshape(len(ens.leaf_values), -1)
+                              .any(axis=1))
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform`: ``"rule_<column>"``.
+
+        ``<column>`` is the rule's design column, the ``column`` of
+        :attr:`rules_` (which holds the rule's text), so the names stay
+        unique where two trees hold the same conditions.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Checked against ``feature_names_in_`` (scikit-learn's convention);
+            the output names do not depend on them.
+
+        Returns
+        -------
+        ndarray of str objects, shape (n_rules_,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> from firecy import FIRERegressor
+        >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+        >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+        >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0).fit(X, y)
+        >>> fire.get_feature_names_out()
+        array(['rule_2', 'rule_3'], dtype=object)
+        >>> fire.set_output(transform="pandas").transform(X[:2]).columns.tolist()
+        ['rule_2', 'rule_3']
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return np.asarray([f"rule_{j}" for j in self._kept_columns()], dtype=object)

@@ -230,10 +230,14 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     """
     parallel = Parallel(n_jobs=n_jobs, prefer="threads")
     progress = common.pop("progress", None)
+    # a fixed lam: the path is the given warm path down to lam, whole and
+    # unrefined, and its model is its last point
+    fixed = lam is not None
     full = parallel(
         delayed(full_path_task)(
             leaf_table, leaf_values, block_ptr, target, sample_weight, pen, lambdas,
-            n_lambdas, eps, max_rules, refine_path=refine_path,
+            n_lambdas, eps, None if fixed else max_rules,
+            refine_path=refine_path and not fixed,
             progress=_stage(progress, "full path"), **common,
         )
         for _, pen in grid
@@ -244,6 +248,8 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
         np.ones(len(p), dtype=bool) if max_rules is None else p.n_rules <= max_rules
         for p in full
     ]
+    if fixed:
+        eligible = [e & (np.arange(len(e)) == len(e) - 1) for e in eligible]
 
     errors = [np.full(len(p), np.nan) for p in full]
     stds = [np.full(len(p), np.nan) for p in full]
@@ -255,11 +261,12 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     best = _choose(full, eligible, errors, stds, len(splits) if splits else 0, one_se)
     if best is None:
         # fixed lam beyond the budget everywhere: keep the sparsest
-        _, g = min((int(p.n_rules[0]), g) for g, p in enumerate(full))
-        best = (g, 0)
+        last = [len(p) - 1 if fixed else 0 for p in full]
+        _, g = min((int(p.n_rules[last[g]]), g) for g, p in enumerate(full))
+        best = (g, last[g])
         warnings.warn(
             (f"lam={lam!r} gives" if lam is not None else "every lambda given gives at least")
-            + f" {full[g].n_rules[0]} rules, more than max_rules={max_rules}; "
+            + f" {full[g].n_rules[last[g]]} rules, more than max_rules={max_rules}; "
             + ("increase lam or use lam=None to select it" if lam is not None
                else "give larger lambdas"),
             UserWarning,

@@ -5,12 +5,13 @@ import textwrap
 
 import numpy as np
 
+from firecy._display import risk_percent
 from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_risk_card"]
 
 
-def plot_risk_card(card, *, wrap=44, figsize=None):
+def plot_risk_card(card, *, wrap=44, figsize=None, figure=None):
     """Draw a risk card: the points table and the reliability curve.
 
     Parameters
@@ -20,6 +21,10 @@ def plot_risk_card(card, *, wrap=44, figsize=None):
     wrap : int, default=44
         Characters per line of a rule's text.
     figsize : (float, float), optional
+    figure : matplotlib.figure.Figure, optional
+        An empty figure to draw into, e.g. ``plt.figure()`` to draw under
+        pyplot (a notebook, sphinx-gallery); by default a standalone
+        ``Figure`` that pyplot does not manage (save it, or display it).
 
     Returns
     -------
@@ -53,24 +58,31 @@ def plot_risk_card(card, *, wrap=44, figsize=None):
     n_lines = sum(r[1].count("\n") + 1 for r in rows) + 6
     if figsize is None:
         figsize = (12.0, max(4.0, 0.28 * n_lines + 1.5))
-    fig = Figure(figsize=figsize, layout="constrained")
+    if figure is None:
+        fig = Figure(figsize=figsize, layout="constrained")
+    else:
+        fig = figure
+        fig.set_size_inches(figsize)
+        fig.set_layout_engine("constrained")
     ax_t, ax_r = fig.subplots(1, 2, width_ratios=[1.5, 1.0])
 
     ax_t.axis("off")
+    # parse_math=False on every text from the data: a "$" in a label or a
+    # feature name must print as itself, not start matplotlib's mathtext
     ax_t.set_title(f"risk of {card.event!r}: add the points of the rules that hold",
-                   fontsize=10, loc="left")
+                   fontsize=10, loc="left", parse_math=False)
     y = 1.0
     step = 1.0 / max(n_lines, 12)
     for num, text, pts in rows:
         ax_t.text(0.0, y, num, va="top", ha="left", fontsize=9, transform=ax_t.transAxes)
         ax_t.text(0.05, y, text, va="top", ha="left", fontsize=9, family="monospace",
-                  transform=ax_t.transAxes)
+                  transform=ax_t.transAxes, parse_math=False)
         ax_t.text(1.0, y, pts, va="top", ha="right", fontsize=10, fontweight="bold",
                   transform=ax_t.transAxes)
         y -= step * (text.count("\n") + 1.3)
     ax_t.axhline(y + 0.3 * step, color="0.5", lw=0.8)
     cells = [[str(int(s)) for s in card.scores],
-             [_risk_percent(r) for r in card.risk]]
+             [risk_percent(r) for r in card.risk]]
     shown = min(len(card.scores), 14)
     cells = [c[:shown] for c in cells]
     if len(card.scores) > shown:
@@ -100,9 +112,3 @@ def plot_risk_card(card, *, wrap=44, figsize=None):
     ax_r.legend(loc="upper left", fontsize=8)
     return fig
 
-
-def _risk_percent(r):
-    """A risk as the card prints it (<0.1% and >99.9% at the ends)."""
-    from firecy.risk._card import _pct
-
-    return _pct(r)

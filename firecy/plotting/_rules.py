@@ -201,9 +201,11 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
                         bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none"))
             for n in p.nodes:
                 x, y = pos[("node", n)]
+                # parse_math=False: a "$" in a feature name or a category
+                # prints as itself, never as matplotlib's mathtext
                 ax.text(x, y, _node_label(p.left_cond[n], names, wrap), ha="center",
                         va="center", fontsize=fontsize, bbox=bbox_node, zorder=3,
-                        gid=NODE_GID)
+                        gid=NODE_GID, parse_math=False)
             for j in p.leaves:
                 x, y = pos[("leaf", j)]
                 c = contrib[j]
@@ -232,7 +234,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
             title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {len(parts)} "
                      f"tree{'' if len(parts) == 1 else 's'}, "
                      f"{count_antecedents(ensemble, coef)} antecedents (orange)")
-        ax.set_title(title, fontsize=fontsize + 2)
+        ax.set_title(title, fontsize=fontsize + 2, parse_math=False)
     if not kept.size:
         ax.text(0.5, 0.5, "no rules kept", ha="center", va="center",
                 transform=ax.transAxes)

@@ -25,6 +25,7 @@ import textwrap
 import numpy as np
 from scipy.special import expit
 
+from firecy._display import risk_percent
 from firecy._validation import check_int, check_real, check_sample_weight
 from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
 from firecy.rules._escape import display_value
@@ -209,7 +210,7 @@ class RiskCard:
         for k in range(0, len(self.scores), per_line):
             chunk = slice(k, k + per_line)
             lines.append("SCORE " + "".join(f"{s:>7d}" for s in self.scores[chunk]))
-            lines.append("RISK  " + "".join(f"{_pct(r):>7}" for r in self.risk[chunk]))
+            lines.append("RISK  " + "".join(f"{risk_percent(r):>7}" for r in self.risk[chunk]))
         lines.append("")
         lines.append(f"risk = 1 / (1 + exp(-SCORE / {self.scale:.4g}))")
         lines.append(
@@ -251,12 +252,6 @@ class RiskCard:
 def _pts(p):
     p = int(p)
     return f"{p:+d} point" + ("" if abs(p) == 1 else "s")
-
-
-def _pct(r):
-    if r < 0.001:
-        return "<0.1%"
-    return f"{100 * r:.1f}%" if r <= 0.999 else ">99.9%"
 
 
 def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weight=None):

@@ -70,13 +70,27 @@ def column_class(ensemble, cols):
 
 def leaf_support(ensemble, X, sample_weight):
     """Weighted fraction of the rows of X in each leaf column, shape (R,)."""
-    leaves = np.asarray(ensemble.leaf_table(X))
+    return column_support(np.asarray(ensemble.leaf_table(X)), int(ensemble.n_rules),
+                          sample_weight)
+
+
+def column_support(leaves, n_columns, sample_weight=None):
+    """Weighted fraction of the rows in each design column, shape (n_columns,).
+
+    ``leaves`` is a leaf table (n_samples, n_trees) of design columns: each
+    row lands in one column per tree.  NaN for every column without rows.
+    """
+    leaves = np.asarray(leaves)
     n = leaves.shape[0]
     if n == 0:
-        return np.full(int(ensemble.n_rules), np.nan)
+        return np.full(int(n_columns), np.nan)
+    flat = leaves.reshape(-1)
     w = check_sample_weight(sample_weight, n, normalize=True)
-    return np.bincount(leaves.ravel(), weights=np.repeat(w, leaves.shape[1]),
-                       minlength=int(ensemble.n_rules))
+    if np.all(w == w[0]):
+        # equal weights: counts, without an (n, T) array of weights
+        return np.bincount(flat, minlength=int(n_columns)) / n
+    return np.bincount(flat, weights=np.repeat(w, leaves.shape[1]),
+                       minlength=int(n_columns))
 
 
 def missing_features(X, show_missing):

@@ -87,8 +87,8 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     >>> print(rules_report(fire, feature_names=["age", "dose"]))
     intercept: 0.5
     prediction = intercept + the contributions of the rules a row satisfies
-    1. if age > 2.0 and dose > 15.0 then +5.5   (tree 0)
-    2. if age > 2.0 and dose <= 15.0 then +3.5   (tree 0)
+    1. if age > 2.0 and dose > 15.0 then +5.5   (tree 0, support 25.0%)
+    2. if age > 2.0 and dose <= 15.0 then +3.5   (tree 0, support 25.0%)
     2 rules from 1 tree..., 2 distinct antecedents (split nodes to read)
     """
     baseline_note = ""
@@ -96,11 +96,14 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         classes = getattr(ensemble, "classes_", None)
     if is_estimator(ensemble) and intercept is None:
         intercept, baseline_note = estimator_intercept(ensemble, X)
+    # a fitted estimator's own rules: their support on its training rows
+    support = getattr(ensemble, "_train_support", None) if X is None and coef is None else None
     ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
     if feature_names is None:
         feature_names = est_names
     rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
-                       show_missing=show_missing, precision=precision, as_frame=False)
+                       show_missing=show_missing, precision=precision, as_frame=False,
+                       support=support)
     coef = check_coef(ensemble, coef)
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))

@@ -20,8 +20,10 @@ from firecy.rules._text import format_conditions
 
 __all__ = ["rules_table", "class_labels"]
 
-_COLUMNS = ["rule", "weight", "leaf_value", "contribution", "support", "tree",
+# what a reader looks at first comes first (RuleTable prints these four)
+_COLUMNS = ["rule", "weight", "support", "importance", "contribution", "leaf_value", "tree",
             "n_conditions", "column"]
+_SHOWN = 4
 
 
 def class_labels(ensemble, classes):
@@ -44,7 +46,8 @@ def class_labels(ensemble, classes):
 
 
 def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=None, *,
-                classes=None, show_missing="auto", precision=None, as_frame=None):
+                classes=None, show_missing="auto", precision=None, as_frame=None,
+                support=None):
     """The kept rules (nonzero weights) as a table, largest contribution first.
 
     Parameters
@@ -58,7 +61,9 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         Default: the estimator's ``feature_names_in_``, else the ensemble's
         ``feature_names``.
     X : array-like of shape (n_samples, n_features), optional
-        Data to measure each rule's ``support`` on (NaN without it).
+        Data to measure each rule's ``support`` on (default: a fitted
+        estimator's training rows, with their sample weights; NaN for a bare
+        ensemble).
     sample_weight : array-like of shape (n_samples,), optional
         Weights of the rows of ``X`` in ``support``.
     classes : array-like, optional
@@ -78,6 +83,9 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         Return a pandas DataFrame (the default when pandas is importable) or
         a list of dicts with the same keys (``as_frame=False``, or without
         pandas).
+    support : array-like of shape (n_rules,), optional
+        Each design column's support, already measured (a fitted estimator's
+        ``rules_`` passes its training rows' support); exclusive with ``X``.
 
     Returns
     -------
@@ -87,11 +95,14 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
 
         ``rule``: the conditions, simplified, joined by " and ";
         ``weight``: the rule's coefficient w_j;
-        ``leaf_value``: the leaf's value v_j in the ensemble;
+        ``support``: (weighted) fraction s_j of the rows of ``X`` that
+        satisfy it (NaN without ``X`` or ``support``);
+        ``importance``: ``|contribution| * sqrt(s_j (1 - s_j))``, the
+        standard deviation of the rule's term over those rows (RuleFit's
+        rule importance, Friedman & Popescu 2008);
         ``contribution``: w_j * v_j, what the rule adds to the prediction of
         every row that satisfies it;
-        ``support``: (weighted) fraction of the rows of ``X`` that satisfy it
-        (NaN without ``X``);
+        ``leaf_value``: the leaf's value v_j in the ensemble;
         ``tree``: index of its tree (block); ``n_conditions``: number of
         conditions after simplification (an interval counts two);
         ``column``: its index j in ``coef`` and in the ensemble's design.
@@ -123,13 +134,24 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     """
     if classes is None:
         classes = getattr(ensemble, "classes_", None)
+    if support is None and X is None and coef is None:
+        # a fitted estimator knows its training rows' support
+        support = getattr(ensemble, "_train_support", None)
     ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:
         feature_names = est_names
     names = feature_names_of(ensemble, feature_names)
     coef = check_coef(ensemble, coef)
     leaf_values = np.asarray(ensemble.leaf_values, dtype=np.float64)
-    support = leaf_support(ensemble, X, sample_weight) if X is not None else None
+    if support is not None:
+        if X is not None:
+            raise ValueError("pass X or support, not both")
+        support = np.asarray(support, dtype=np.float64).reshape(-1)
+        if support.shape[0] != len(leaf_values):
+            raise ValueError(f"support has {support.shape[0]} values for "
+                             f"{len(leaf_values)} rules")
+    elif X is not None:
+        support = leaf_support(ensemble, X, sample_weight)
     show = missing_features(X, show_missing)
     multi = n_outputs(ensemble) > 1
     labels = class_labels(ensemble, classes)
@@ -139,13 +161,17 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     rows = []
     for j, t, k in zip(cols.tolist(), trees.tolist(), classes.tolist()):
         simplified = simplify_conditions(ensemble.rules[j])
+        s_j = float(support[j]) if support is not None else math.nan
+        contribution = float(coef[j] * leaf_values[j])
         row = {
             "rule": format_conditions(simplified, names, show_missing=show,
                                       precision=precision, simplify=False),
             "weight": float(coef[j]),
+            "support": s_j,
+            "importance": abs(contribution) * math.sqrt(max(s_j * (1.0 - s_j), 0.0))
+                          if s_j == s_j else math.nan,
+            "contribution": contribution,
             "leaf_value": float(leaf_values[j]),
-            "contribution": float(coef[j] * leaf_values[j]),
-            "support": float(support[j]) if support is not None else math.nan,
             "tree": int(t),
             "n_conditions": len(simplified),
             "column": int(j),
@@ -169,4 +195,43 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
             ) from None
         return rows
     columns = (["class"] if multi or labels is not None else []) + _COLUMNS
-    return pd.DataFrame(rows, columns=columns)
+    return _rule_table_type(pd)(rows, columns=columns)
+
+
+_RULE_TABLE = None
+
+
+def _rule_table_type(pd):
+    """RuleTable: a DataFrame that prints its first columns whole."""
+    global _RULE_TABLE
+    if _RULE_TABLE is not None:
+        return _RULE_TABLE
+
+    class RuleTable(pd.DataFrame):
+        """The kept rules (a pandas DataFrame; see :func:`rules_table`).
+
+        Printing it shows the rule text whole with its weight, support and
+        importance (a plain frame truncates the text and hides columns); the
+        other columns are there as in any DataFrame.
+        """
+
+        @property
+        def _constructor(self):
+            return RuleTable
+
+        def __repr__(self):
+            shown = [c for c in self.columns[:_SHOWN + ("class" in self.columns)]]
+            if "rule" not in shown or len(self) == 0:
+                return super().__repr__()
+            view = pd.DataFrame(self[shown])
+            with pd.option_context("display.max_colwidth", None, "display.width", 10_000,
+                                   "display.max_columns", None, "display.max_rows", 200,
+                                   "display.precision", 4):
+                width = int(view["rule"].map(len).max())
+                text = view.to_string(formatters={"rule": lambda r: f"{r:<{width}}"})
+            rest = [c for c in self.columns if c not in shown]
+            return text + (f"\n[{len(self)} rules; also: {', '.join(map(str, rest))}]"
+                           if rest else "")
+
+    _RULE_TABLE = RuleTable
+    return RuleTable

@@ -74,6 +74,10 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
                 n_iter=int(path.n_iter[i]), converged=bool(path.converged[i]),
                 inserted=False)
            for i in range(len(path))]
+    # who each point was warm-started from (a reference: indices shift)
+    for i, pt in enumerate(pts):
+        j = i - 1 if path.warm_starts is None else int(path.warm_starts[i])
+        pt["parent"] = pts[j] if j >= 0 else None
     n_inserted = 0
     i = 0
     while i < len(pts) - 1 and n_inserted < max_inserted:
@@ -90,13 +94,17 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
                             intercept=a["intercept"])
         pts.insert(i + 1, dict(lam=mid, coef=w, intercept=res.intercept,
                                objective=res.objective, n_rules=res.n_rules,
-                               n_iter=res.n_iter, converged=res.converged, inserted=True))
+                               n_iter=res.n_iter, converged=res.converged, inserted=True,
+                               parent=a))
         n_inserted += 1
         if progress is not None:
             progress(len(path) + n_inserted - 1, len(pts), res)
         # examine (a, mid) again, then (mid, b): i stays
 
     n_rules = np.array([p["n_rules"] for p in pts], dtype=np.intp)
+    index = {id(p): i for i, p in enumerate(pts)}
+    warm_starts = np.array([-1 if p["parent"] is None else index[id(p["parent"])]
+                            for p in pts], dtype=np.intp)
     return PathResult(
         lambdas=np.array([p["lam"] for p in pts]),
         coefs=np.array([p["coef"] for p in pts]),
@@ -108,6 +116,7 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
         lambda_max=path.lambda_max,
         inserted=np.array([p["inserted"] for p in pts], dtype=bool),
         skipped_counts=skipped_counts(n_rules, max_rules),
+        warm_starts=warm_starts,
     )
 
 

@@ -84,6 +84,11 @@ class PathResult:
     skipped_counts : ndarray of int or None
         With ``refine_path``: rule counts up to ``max_rules`` that no point
         has (each inside a jump narrower than the refinement's gap).
+    warm_starts : ndarray of int, shape (n_points,), or None
+        The point each point was warm-started from (-1: from zero). None
+        means the previous point (a plain path); refinement starts an
+        inserted point from its neighbour at insertion time, so its
+        :meth:`warm_start_chain` need not be the points before it.
 
     Examples
     --------
@@ -119,6 +124,34 @@ class PathResult:
     lambda_max: float
     inserted: np.ndarray = None
     skipped_counts: np.ndarray = None
+    warm_starts: np.ndarray = None
 
     def __len__(self):
         return len(self.lambdas)
+
+    def warm_start_chain(self, k):
+        """The points whose warm-started solves lead to point ``k``, in order.
+
+        A path over ``lambdas[warm_start_chain(k)]`` (from zero, each point
+        warm-started from the one before) solves point ``k`` again, with the
+        same warm start at every step, so it returns the same solution: with
+        a non-convex penalty (MCP) the solution depends on that chain.
+
+        Parameters
+        ----------
+        k : int
+            A point of the path.
+
+        Returns
+        -------
+        ndarray of int
+            Indices into the path, lambdas decreasing, ending at ``k``.
+        """
+        k = int(range(len(self))[k])
+        if self.warm_starts is None:
+            return np.arange(k + 1)
+        chain = []
+        while k >= 0:
+            chain.append(k)
+            k = int(self.warm_starts[k])
+        return np.array(chain[::-1], dtype=np.intp)
