@@ -285,3 +285,11 @@ def _pair(y, eta):
     if y.ndim != 1 or y.shape != eta.shape:
         raise ValueError(f"y and eta must be 1-D of one length, got {y.shape} and {eta.shape}")
     return y, eta
+
+
+# A plug-in compiled with more methods than firecy's Datafit copies that many
+# method slots at import, before its layout probes refuse it: give the
+# exported table null slots to copy (firecy/_layout.pyx).
+from firecy._layout import pad_method_table as _pad_method_table
+
+_pad_method_table(Datafit, FIRECY_DATAFIT_METHODS)

@@ -253,3 +253,11 @@ cdef class BlockArgs:
         self.blk.index = block
         self.blk.columns = &self.columns[0] if n else NULL
         self.blk.curv = &self.curv[0] if n else NULL
+
+
+# A plug-in compiled with more methods than firecy's Penalty copies that many
+# method slots at import, before its layout probes refuse it: give the
+# exported table null slots to copy (firecy/_layout.pyx).
+from firecy._layout import pad_method_table as _pad_method_table
+
+_pad_method_table(Penalty, FIRECY_PENALTY_METHODS)
