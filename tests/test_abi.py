@@ -375,10 +375,10 @@ def stale_plugins(tmp_path_factory):
 
 
 STALE_LOOP = """
-import re, sys
+import re, sys, warnings
 import numpy as np
 sys.path.insert(0, {src!r})
-import firecy
+import firecy, firecy._abi
 from firecy.penalties import L1
 from firecy.solver import solve
 expected = {expected!r}
@@ -397,6 +397,9 @@ for i in range(5):
         else:
             raise AssertionError(name + " imported")
         assert name not in sys.modules
+        # the recorder left the warnings filters as they were
+        assert not any(f[1] is firecy._abi._recorder for f in warnings.filters)
+        assert firecy._abi._recorder._users == 0
     res = solve(M, y, L1(0.01), block_ptr=[0, 3, 6], tol=1e-10)
     assert res.converged and np.all(np.isfinite(res.coef))
 # the same sources built against unedited headers load and solve
@@ -438,9 +441,10 @@ def test_stale_header_plugins_are_refused_without_the_report(stale_plugins):
     code = code.replace("except ValueError as exc:   # Cython's own size check (COMPILED_LARGER)\n"
                         "            assert name == \"stale_penalty_object\" and ",
                         "except ValueError as exc:\n            assert ")
-    code = code.replace("import firecy\n", "import firecy, firecy._abi, warnings\n"
+    code = code.replace("import firecy, firecy._abi\n", "import firecy, firecy._abi\n"
                         "firecy._abi._recorder.start = lambda kind: None\n"
                         "warnings.simplefilter('ignore', RuntimeWarning)\n", 1)
+    assert "_recorder.start = lambda" in code
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=stale_plugins)
     assert out.returncode == 0, (out.returncode, out.stderr[-3000:])
