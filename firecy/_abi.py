@@ -210,11 +210,10 @@ _probe_types = {}
 
 
 def _contract(kind):
-    if kind == "penalties":
-        from firecy.penalties import _abi2 as module
-    else:
-        from firecy.datafits import _abi2 as module
-    return module
+    """This firecy's contract module of ``kind`` (firecy.penalties._abiN)."""
+    from importlib import import_module
+
+    return import_module(f"firecy.{kind}._abi{_CURRENT[kind]}")
 
 
 def _probe_type(name):

@@ -306,6 +306,27 @@ STALE = {
                           rf"the datafit ABI version constant: {_abi.DATAFIT_ABI_VERSION + 7} "
                           rf"in its header, {_abi.DATAFIT_ABI_VERSION} here"),
 }
+
+
+def _reachable(module):
+    """Whether ``module`` imports here (not refused by firecy's ABIFinder)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+# a plug-in built against firecy's previous penalty header (ABI 1, whose
+# declarations stay in the tree): the name guard refuses it. Unless another
+# firecy's ABI 1 module is reachable (an editable install of another
+# checkout answers for firecy.* names this tree lacks): then it would load
+# that one, which is no test of this firecy.
+OLD_ABI = {"abi1_ridge": (_ridge_source, ("penalties", "base.pxd", lambda text: text.replace(
+    text[text.index("from firecy.penalties._abi"):], "from firecy.penalties._abi1 cimport "
+    "Block, Penalty, PENALTY_SEPARABLE\n")))} if (
+        _abi.PENALTY_ABI_VERSION == 2 and not _reachable("firecy.penalties._abi1")) else {}
 # the controls: the same sources against unedited copies of the headers load
 FRESH = {"fresh_ridge": _ridge_source, "fresh_huber": _huber_source}
 # a field added to the Penalty object itself: Cython's own check of the
@@ -324,6 +345,10 @@ def _stale_message(name, kind_word, what):
 EXPECTED_STALE = {
     name: _stale_message(name, "penalty" if edit[0] == "penalties" else "datafit", what)
     for name, (_, edit, what) in STALE.items()}
+EXPECTED_STALE.update({name: (
+    rf"module {name} \(.*\) was compiled against firecy's penalty ABI 1; this firecy "
+    rf"{re.escape(firecy.__version__)} has penalty ABI 2\. Rebuild {name} against firecy")
+    for name in OLD_ABI})
 EXPECTED_STALE["stale_penalty_object"] = (
     rf"firecy\.penalties\._abi{_abi.PENALTY_ABI_VERSION}\.Penalty size changed, may indicate "
     rf"binary incompatibility")
@@ -335,6 +360,7 @@ def build_stale_plugins(root):
     plugins = {name: (src, edit) for name, (src, edit, _) in STALE.items()}
     plugins.update({name: (src, None) for name, src in FRESH.items()})
     plugins.update(COMPILED_LARGER)
+    plugins.update(OLD_ABI)
     out_dir = root / "src"
     out_dir.mkdir()
     builds = []
@@ -391,7 +417,9 @@ for i in range(5):
             __import__(name)
         except ImportError as exc:
             assert re.search(pattern, str(exc)), (name, str(exc))
-            assert exc.name == name, (name, exc.name)
+            # the layout guard names the plug-in, the name guard the module it sought
+            assert exc.name == (name if name.startswith("stale") else
+                                "firecy.penalties._abi1"), (name, exc.name)
         except ValueError as exc:   # Cython's own size check (COMPILED_LARGER)
             assert name == "stale_penalty_object" and re.search(pattern, str(exc)), (name, exc)
         else:
