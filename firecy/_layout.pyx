@@ -64,7 +64,7 @@ cdef extern from *:
     object firecy_sized_type(const char *name, int basicsize, int itemsize)
     int firecy_pad_method_table(type tp, Py_ssize_t methods, Py_ssize_t pad) except -1
 
-# the spec names: Python before 3.10 keeps a pointer to the name as the
+# the spec names: Python 3.10 keeps a pointer to the name as the
 # type's tp_name, so the bytes live as long as the module
 _names = []
 

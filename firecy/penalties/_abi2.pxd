@@ -20,7 +20,7 @@
 # the Penalty object) with the same expressions in firecy and in every module
 # that cimports ``firecy.penalties.base``; that module imports the layout
 # probes declared in base.pxd, and firecy/_abi.py refuses it when its
-# measures differs from firecy's (ABI 2 added this block: ABI 1 had none).
+# measures differ from firecy's (ABI 2 added this block: ABI 1 had none).
 #
 # A penalty acts on one block of coordinates (the leaves of one tree) at a
 # time. The engine talks to it only through the cdef methods below, all of
