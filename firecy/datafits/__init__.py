@@ -1,7 +1,7 @@
 """Datafits: the loss side of the objective (docs/datafits.rst).
 
 ``Datafit`` is the contract the solver talks to (the public Cython header
-``firecy/datafits/base.pxd``; declared in ``_abi1``, the module named after
+``firecy/datafits/base.pxd``; declared in ``_abi2``, the module named after
 its ABI version);
 firecy ships the weighted squared loss (``Quadratic``) and the logistic loss
 (``Logistic``); ``PythonDatafit`` wraps a datafit written in Python.
@@ -9,7 +9,7 @@ firecy ships the weighted squared loss (``Quadratic``) and the logistic loss
 from firecy.datafits._logistic import Logistic
 from firecy.datafits._python import PythonDatafit
 from firecy.datafits._quadratic import Quadratic
-from firecy.datafits._abi1 import ABI_VERSION, Datafit
+from firecy.datafits._abi2 import ABI_VERSION, Datafit
 from firecy.datafits._registry import (
     as_datafit,
     available_datafits,

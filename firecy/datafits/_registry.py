@@ -1,7 +1,7 @@
 """Datafits by name (registration, entry-point discovery) and wrapping."""
 from firecy._protocol import check_compiled_subclass
 from firecy._registry import Registry
-from firecy.datafits._abi1 import Datafit
+from firecy.datafits._abi2 import Datafit
 from firecy.datafits._logistic import Logistic
 from firecy.datafits._python import PythonDatafit, check_datafit_protocol
 from firecy.datafits._quadratic import Quadratic

@@ -4,11 +4,11 @@
 #
 # and subclass ``Datafit`` in your own Cython module (build it with
 # ``include_path=[firecy.get_include()]``). The declarations, documented, are
-# in ``_abi1.pxd``, the module whose name carries the ABI version (see
+# in ``_abi2.pxd``, the module whose name carries the ABI version (see
 # docs/writing_penalties.rst): a datafit built against this header only
 # imports under a firecy with the same datafit ABI, and says what to rebuild
 # otherwise.
-from firecy.datafits._abi1 cimport (
+from firecy.datafits._abi2 cimport (
     Column,
     Datafit,
     DATAFIT_ABI_VERSION,
@@ -16,3 +16,14 @@ from firecy.datafits._abi1 cimport (
     DATAFIT_MAX_TOTALS,
     DatafitState,
 )
+
+
+# The layout probes (firecy/datafits/_abi2.pxd, firecy/_abi.py; the same as
+# the penalty header's, see firecy/penalties/base.pxd). Not for use in code.
+cdef extern from *:
+    ctypedef class firecy._abi._DatafitLayoutUp [object FIRECY_DATAFIT_PROBE_UP, check_size warn]:
+        pass
+    ctypedef class firecy._abi._DatafitLayoutDown [object FIRECY_DATAFIT_PROBE_DOWN, check_size warn]:
+        pass
+    ctypedef class firecy._abi._DatafitLayout [object FIRECY_DATAFIT_PROBE_EXACT, check_size error]:
+        pass

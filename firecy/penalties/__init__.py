@@ -1,7 +1,7 @@
 """Penalties: the contract the solver talks to, and the penalties firecy ships.
 
 ``base.pxd`` is the public Cython header of the contract (``Penalty``,
-declared in ``_abi1``, the module named after its ABI version);
+declared in ``_abi2``, the module named after its ABI version);
 ``_python`` wraps penalties written in Python (``PythonPenalty``);
 ``_separable`` holds L1 and MCP, on the scalar functions of
 ``_sparsity.pxd``; ``_fusion`` the fusion penalties; ``_group_l0`` group-L0
@@ -11,7 +11,7 @@ hierarchy), written on the public header only, as a third party would;
 ``_registry`` penalties by name. What each penalty computes is stated in
 docs/objective.rst, how to write one in docs/writing_penalties.rst.
 """
-from firecy.penalties._abi1 import ABI_VERSION, Penalty
+from firecy.penalties._abi2 import ABI_VERSION, Penalty
 from firecy.penalties._python import PythonPenalty
 from firecy.penalties._separable import L1, MCP
 from firecy.penalties.tv import fused_lasso, fused_lasso_weighted

@@ -1,7 +1,7 @@
 """Penalties by name: registration, entry-point discovery, and wrapping."""
 from firecy._protocol import check_compiled_subclass
 from firecy._registry import Registry
-from firecy.penalties._abi1 import Penalty
+from firecy.penalties._abi2 import Penalty
 from firecy.penalties._python import PythonPenalty, check_penalty_protocol
 
 

@@ -1,6 +1,6 @@
 """The datafit contract (``Datafit``): generic state-level methods.
 
-The contract itself is ``_abi1.pxd`` (cimported through the public header
+The contract itself is ``_abi2.pxd`` (cimported through the public header
 ``base.pxd``); the mathematics is in docs/datafits.rst.
 A subclass implements the per-sample methods (``loss``, ``gradient_hessian``,
 ``curvature_bound``); this module derives the state-level methods the engine
@@ -19,6 +19,18 @@ from firecy._gather cimport gather_dot, gather_sum
 cnp.import_array()
 
 ABI_VERSION = DATAFIT_ABI_VERSION
+
+# The header's layout as compiled into firecy, for the layout probes
+# (firecy/_abi.py compares it with a plug-in's, see the end of _abi2.pxd)
+LAYOUT = FIRECY_DATAFIT_LAYOUT
+LAYOUT_HASH = FIRECY_DATAFIT_LAYOUT_HASH
+LAYOUT_MEASURES = {
+    "version": FIRECY_DATAFIT_VERSION,
+    "methods": FIRECY_DATAFIT_METHODS,
+    "DatafitState": FIRECY_DATAFIT_STATE_SIZE,
+    "Column": FIRECY_DATAFIT_COLUMN_SIZE,
+    "Datafit": FIRECY_DATAFIT_OBJECT_SIZE,
+}
 
 
 cdef class Datafit:
@@ -273,3 +285,11 @@ def _pair(y, eta):
     if y.ndim != 1 or y.shape != eta.shape:
         raise ValueError(f"y and eta must be 1-D of one length, got {y.shape} and {eta.shape}")
     return y, eta
+
+
+# A plug-in compiled with more methods than firecy's Datafit copies that many
+# method slots at import, before its layout probes refuse it: give the
+# exported table null slots to copy (firecy/_layout.pyx).
+from firecy._layout import pad_method_table as _pad_method_table
+
+_pad_method_table(Datafit, FIRECY_DATAFIT_METHODS)

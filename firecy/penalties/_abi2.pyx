@@ -1,6 +1,6 @@
-"""The penalty contract (``Penalty``, ABI version 1) and its Python wrappers.
+"""The penalty contract (``Penalty``, ABI version 2) and its Python wrappers.
 
-The contract is declared in ``_abi1.pxd`` (cimported through the public
+The contract is declared in ``_abi2.pxd`` (cimported through the public
 header ``firecy/penalties/base.pxd``); docs/writing_penalties.rst explains
 it and what is stable, docs/objective.rst what the shipped penalties
 compute. The ``*_of`` methods are thin Python wrappers around the cdef
@@ -15,6 +15,17 @@ cimport numpy as cnp
 cnp.import_array()
 
 ABI_VERSION = PENALTY_ABI_VERSION
+
+# The header's layout as compiled into firecy, for the layout probes
+# (firecy/_abi.py compares it with a plug-in's, see the end of _abi2.pxd)
+LAYOUT = FIRECY_PENALTY_LAYOUT
+LAYOUT_HASH = FIRECY_PENALTY_LAYOUT_HASH
+LAYOUT_MEASURES = {
+    "version": FIRECY_PENALTY_VERSION,
+    "methods": FIRECY_PENALTY_METHODS,
+    "Block": FIRECY_PENALTY_BLOCK_SIZE,
+    "Penalty": FIRECY_PENALTY_OBJECT_SIZE,
+}
 
 
 cdef inline double direction_sq(const double* lo, const double* hi,
@@ -242,3 +253,11 @@ cdef class BlockArgs:
         self.blk.index = block
         self.blk.columns = &self.columns[0] if n else NULL
         self.blk.curv = &self.curv[0] if n else NULL
+
+
+# A plug-in compiled with more methods than firecy's Penalty copies that many
+# method slots at import, before its layout probes refuse it: give the
+# exported table null slots to copy (firecy/_layout.pyx).
+from firecy._layout import pad_method_table as _pad_method_table
+
+_pad_method_table(Penalty, FIRECY_PENALTY_METHODS)
