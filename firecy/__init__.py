@@ -1,11 +1,10 @@
 """firecy: fast interpretable rule extraction from tree ensembles."""
-__version__ = "0.1.0"
+from firecy._version import __version__
 
 from firecy._abi import get_include, install_finder as _install_abi_finder
 
 # before any compiled plug-in can import firecy's ABI modules (firecy/_abi.py)
 _install_abi_finder()
-
 
 
 def _source_tree_error(missing):

@@ -119,7 +119,7 @@ def test_multiclass_python_and_sql_give_each_class_margin(tmp_path, iris_csv, ca
     got = np.array([ns["predict"](dict(zip(names, row))) for row in X.tolist()])
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     sql = paths["sql"].read_text()
-    # the SQL's comment has typographic quotes (see firecy.rules._escape.sql_comment)
+    # the SQL's comment has typographic quotes (see firecy._escape.sql_comment)
     assert "0 = \u2019setosa\u2019" in sql and 'AS "margin_2"' in sql
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE t (" + ", ".join(f'"{n}"' for n in names) + ")")

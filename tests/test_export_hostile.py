@@ -45,7 +45,7 @@ from threadpoolctl import threadpool_limits
 
 from firecy import FIREClassifier, FIRERegressor
 from firecy.rules import rules_json, rules_python, rules_report, rules_sql
-from firecy.rules._escape import (
+from firecy._escape import (
     display_text, display_value, json_text, python_docstring, python_literal, sql_comment,
     sql_identifier, sql_string,
 )

@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 
 from firecy.cli._errors import CLIError
-from firecy.rules._escape import display_text
+from firecy._escape import display_text
 
 __all__ = ["read_csv", "detect_task"]
 

@@ -6,7 +6,7 @@ from firecy.cli._csv import read_csv
 from firecy.cli._errors import CLIError
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
-from firecy.rules._escape import json_text
+from firecy._escape import json_text
 from firecy.rules._export import rules_python, rules_sql
 from firecy.rules._json import json_value, rules_json
 

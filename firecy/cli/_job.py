@@ -6,7 +6,7 @@ import numpy as np
 
 from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
-from firecy.rules._escape import display_value
+from firecy._escape import display_value
 
 __all__ = ["run_job", "describe", "describe_selection"]
 

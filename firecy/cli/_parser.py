@@ -112,7 +112,7 @@ def build_parser():
     >>> args.model, args.format, args.gamma, args.fusion    # the defaults
     ('rf', 'json', 1.1, 0.5)
     """
-    from firecy import __version__
+    from firecy._version import __version__
 
     parser = _Parser(
         prog=PROG,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from firecy.ensembles import _design
+import firecy.ensembles._design as _design
+from firecy.ensembles._condition_text import format_conditions
 from firecy.ensembles._dispatch import make_adapter
 from firecy.ensembles._lazy import NodePathList, RuleList
 from firecy.ensembles._tree import Adapter, depth_first_layout
@@ -410,10 +411,11 @@ class RuleEnsemble:
         return X
 
     def rule_text(self, j, feature_names=None, *, show_missing=False, precision=None) -> str:
-        """Text of rule ``j``: :func:`firecy.rules.rule_text` ``(self, j, ...)``.
+        """Text of rule ``j``, as :func:`firecy.rules.rule_text` ``(self, j, ...)``.
 
-        There is one rule text in firecy; this method is a shortcut to it
-        (conditions simplified, thresholds exact, see :mod:`firecy.rules`).
+        There is one rule text in firecy
+        (:func:`~firecy.rules.format_conditions`: conditions simplified,
+        thresholds exact, see :mod:`firecy.rules`).
 
         Parameters
         ----------
@@ -430,10 +432,10 @@ class RuleEnsemble:
         str
             ``"(all rows)"`` for the single leaf of a stump-less tree.
         """
-        from firecy.rules._text import rule_text
-
-        return rule_text(self, j, feature_names, show_missing=show_missing,
-                         precision=precision)
+        names = feature_names if feature_names is not None else self.feature_names
+        names = None if names is None else [str(n) for n in names]
+        return format_conditions(self.rules[j], names, show_missing=show_missing,
+                                 precision=precision)
 
     # -- misc ---------------------------------------------------------------
     def _check_ids(self, ids):

@@ -19,7 +19,7 @@ import numpy as np
 from firecy.ensembles._reading import (
     coded_column, _column, _isin_exact, _isnan_any, label_index,
 )
-from firecy.ensembles._threshold_text import format_threshold  # noqa: F401 (re-exported)
+from firecy.ensembles._condition_text import format_conditions
 
 __all__ = ["Condition", "LIGHTGBM_ZERO_THRESHOLD"]
 
@@ -339,39 +339,5 @@ class Condition:
         -------
         str
         """
-        from firecy.rules._text import format_conditions
-
         return format_conditions([self], feature_names, show_missing=show_missing,
                                  precision=precision, simplify=False)
-
-
-# ---------------------------------------------------------------------------
-# text of a condition: the one copy, also used by firecy.rules
-# ---------------------------------------------------------------------------
-MISSING_SUFFIX = " (or missing)"
-ZERO_MISSING_SUFFIX = " (or zero/missing)"
-NOT_ZERO_MISSING_SUFFIX = " (not zero/missing)"
-
-
-def format_category(value) -> str:
-    """A category as a Python literal (integral floats as integers)."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    return repr(value if not isinstance(value, np.str_) else str(value))
-
-
-def missing_suffix(conds) -> str:
-    """Suffix of one printed clause made of ``conds`` (one feature).
-
-    A missing value satisfies the clause only if it satisfies every
-    condition in it; zero-as-missing conditions say so either way, since a
-    reader would otherwise take 0 for an ordinary value.
-    """
-    missing = all(c.missing for c in conds)
-    if any(getattr(c, "zero_as_missing", False) for c in conds):
-        return ZERO_MISSING_SUFFIX if missing else NOT_ZERO_MISSING_SUFFIX
-    return MISSING_SUFFIX if missing else ""

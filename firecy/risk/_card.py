@@ -28,7 +28,7 @@ from scipy.special import expit
 from firecy._display import risk_percent
 from firecy._validation import check_int, check_real, check_sample_weight
 from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
-from firecy.rules._escape import display_value
+from firecy._escape import display_value
 from firecy.risk._model_terms import (
     achievable_scores,
     contributions,

@@ -73,7 +73,7 @@ from firecy.rules._parse import (
     parse_rule,
 )
 from firecy.rules._report import rules_report
-from firecy.rules._simplify import simplify_conditions
+from firecy.ensembles._simplify import simplify_conditions
 from firecy.rules._table import rules_table
 from firecy.rules._text import ALL_ROWS, format_conditions, rule_text
 

@@ -15,7 +15,7 @@ import numpy as np
 from firecy.rules._export_render import render_python, render_sql
 from firecy.rules._export_tests import condition_test, float64_comparison
 from firecy.rules._inputs import check_coef, column_class, is_estimator, tree_of, unpack
-from firecy.rules._simplify import simplify_conditions
+from firecy.ensembles._simplify import simplify_conditions
 
 __all__ = ["rules_python", "rules_sql", "float64_comparison", "export_plan"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from firecy.rules._escape import (
+from firecy._escape import (
     display_value, python_docstring, python_literal, sql_comment, sql_identifier, sql_string,
 )
 from firecy.rules._export_tests import CodeTest, LabelTest
@@ -87,7 +87,7 @@ def _py_test(test):
 def _header(plan, lang):
     n_rules = sum(len(r) for _, _, r in plan.trees)
     trees = sorted({t for _, t, _ in plan.trees})
-    from firecy import __version__
+    from firecy._version import __version__
 
     lines = [
         f"Rules extracted by firecy {__version__} from a {plan.source} model: "

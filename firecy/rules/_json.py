@@ -8,7 +8,7 @@ import numpy as np
 from firecy.rules._antecedents import count_antecedents
 from firecy.rules._inputs import feature_names_of
 from firecy.rules._report import estimator_intercept
-from firecy.rules._simplify import CATEGORICAL, simplify_conditions
+from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions
 from firecy.rules._table import rules_table
 
 __all__ = ["rules_json", "json_value", "condition_dict"]
@@ -97,7 +97,7 @@ def rules_json(est, feature_names=None, X=None, **metadata):
         r["conditions"] = [condition_dict(c, feature_names) for c in conds]
         for k, v in list(r.items()):
             r[k] = json_value(v)
-    from firecy import __version__
+    from firecy._version import __version__
 
     own = {
         "source": ens.source,

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
-from firecy.rules._escape import display_value
+from firecy._escape import display_value
 from firecy.rules._inputs import check_coef, is_estimator, n_outputs, unpack
 from firecy.rules._table import class_labels, rules_table
 

@@ -15,7 +15,7 @@ from firecy.rules._inputs import (
     tree_of,
     unpack,
 )
-from firecy.rules._simplify import simplify_conditions
+from firecy.ensembles._simplify import simplify_conditions
 from firecy.rules._text import format_conditions
 
 __all__ = ["rules_table", "class_labels"]

@@ -158,7 +158,7 @@ def display_text(text):
 
     Examples
     --------
-    >>> from firecy.rules._escape import display_text
+    >>> from firecy._escape import display_text
     >>> print(display_text("body mass"), display_text("a\\nb\\u202e"))
     body mass a\\nb\\u202e
     """
