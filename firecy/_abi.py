@@ -43,6 +43,8 @@ from importlib.abc import MetaPathFinder
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
+from firecy._version import __version__
+
 __all__ = ["PENALTY_ABI_VERSION", "DATAFIT_ABI_VERSION", "get_include", "ABIFinder"]
 
 # the versions of firecy/penalties/_abiN.pxd and firecy/datafits/_abiN.pxd
@@ -113,7 +115,6 @@ def _distribution(module_name):
 def abi_error_message(name):
     """The message for an import of the missing module ``name``, or None if
     ``name`` is not one of firecy's ABI module names."""
-    import firecy
 
     match = _VERSIONED.match(name)
     if match is None and name not in _UNVERSIONED and name not in _HEADERS:
@@ -135,8 +136,8 @@ def abi_error_message(name):
                 f"from firecy.{kind}")
     what, who = _describe(module, origin)
     return (f"{what} was compiled against firecy's {built}; this firecy "
-            f"{firecy.__version__} has {kind_word} ABI {_CURRENT[kind]}. "
-            f"Rebuild {who} against firecy {firecy.__version__} "
+            f"{__version__} has {kind_word} ABI {_CURRENT[kind]}. "
+            f"Rebuild {who} against firecy {__version__} "
             f"(pip install --no-build-isolation --force-reinstall --no-deps <its source>).")
 
 
@@ -328,7 +329,6 @@ def layout_error_message(kind, measure, module=None, origin=None):
     -------
     str
     """
-    import firecy
 
     ours = _contract(kind).LAYOUT_MEASURES
     differs = []
@@ -341,8 +341,8 @@ def layout_error_message(kind, measure, module=None, origin=None):
     what, who = _describe(module, origin)
     kind_word = _KIND_WORD[kind]
     return (f"{what} was compiled against a firecy {kind_word} header whose layout differs "
-            f"from this firecy {firecy.__version__}'s ({'; '.join(differs) or 'layout'}); "
-            f"rebuild {who} against firecy {firecy.__version__} "
+            f"from this firecy {__version__}'s ({'; '.join(differs) or 'layout'}); "
+            f"rebuild {who} against firecy {__version__} "
             f"(pip install --no-build-isolation --force-reinstall --no-deps <its source>).")
 
 
