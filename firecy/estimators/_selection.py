@@ -48,6 +48,9 @@ class FIREPath(PathResult):
     ----------
     lambdas, coefs, intercepts, objectives, n_rules, n_iter, converged, lambda_max
         As in :class:`firecy.solver.PathResult`, on the full data.
+    warm_starts : ndarray of int or None
+        As in :class:`firecy.solver.PathResult`: the point each point was
+        warm-started from (``warm_start_chain(k)`` leads to point k).
     params : dict
         The fixed penalty parameters of this path (``gamma``, ``fusion``,
         ``group_l0``, or ``penalty`` for a user penalty object).
