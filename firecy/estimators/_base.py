@@ -297,7 +297,8 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
                             unwrap(model))
 
         # solve in units where target and leaf values are of order one (exact)
-        self._scale = PowerOfTwoScale(target, leaf_values, enabled=self._exact_rescaling
+        # (from the rows the fit sees: a zero-weight row is as good as absent)
+        self._scale = PowerOfTwoScale(target[sw > 0], leaf_values, enabled=self._exact_rescaling
                                       and isinstance(self.penalty, str)
                                       and self.penalty.lower() in BUILTIN_PENALTIES)
         target_s, leaf_values_s = self._scale.scale_data(target, leaf_values)
