@@ -85,6 +85,29 @@ class NegativeLambdaMax(PyL1):
         return -1.0
 
 
+class WritesLam(PyL1):
+    # used to give a 0-rule model without a word: every later call saw lam 1e9
+    def prox(self, z, step, curvature):
+        self.lam = 1e9
+        return super().prox(z, step, curvature)
+
+
+class ComplexProx(PyL1):
+    # NumPy would cast it to float by dropping the imaginary part
+    def prox(self, z, step, curvature):
+        return super().prox(z, step, curvature) + 1j
+
+
+class ObjectProx(PyL1):
+    def prox(self, z, step, curvature):
+        return np.array(list(super().prox(z, step, curvature)), dtype=object)
+
+
+class ComplexValue(PyL1):
+    def value(self, w, curvature):
+        return complex(super().value(w, curvature), 1.0)
+
+
 class MissingMethod:
     lam = 1.0
 
@@ -116,6 +139,13 @@ BAD = [
     (WrongShape, ValueError, r"penalty WrongShape: prox returned shape \(\d+,\), expected"),
     (NotANumber, ValueError, r"penalty NotANumber: value returned str, expected a number"),
     (NegativeLambdaMax, ValueError, r"penalty NegativeLambdaMax: lambda_max returned -1.0 < 0"),
+    (WritesLam, ValueError, r"penalty WritesLam: prox changed the penalty's lam from "
+                            r"[0-9.e-]+ to 1000000000.0 during the solve"),
+    (ComplexProx, ValueError, r"penalty ComplexProx: prox returned ndarray of dtype "
+                              r"complex128, expected a float array"),
+    (ObjectProx, ValueError, r"penalty ObjectProx: prox returned ndarray of dtype object"),
+    (ComplexValue, ValueError, r"penalty ComplexValue: value returned a complex number "
+                               r"\(.*\), expected a real number"),
     (MissingMethod, TypeError, r"MissingMethod cannot be used as a penalty: it has no "
                                r"method\(s\) subdiff"),
     (WrongSignature, TypeError, r"penalty WrongSignature: prox must accept the arguments "
@@ -202,6 +232,16 @@ class TwoArgCurvature(PySquared):
         return 1.0
 
 
+class ComplexGradient(PySquared):
+    def gradient(self, y, eta):
+        return (eta - y) + 0j
+
+
+class ObjectLoss(PySquared):
+    def loss(self, y, eta):
+        return np.array(list(super().loss(y, eta)), dtype=object)
+
+
 class NoGradient:
     def loss(self, y, eta):
         return 0 * y
@@ -213,6 +253,9 @@ class NoGradient:
 @pytest.mark.parametrize("obj,exc,pattern", [
     (NaNGradient(), ValueError, r"datafit NaNGradient: gradient returned NaN or infinity"),
     (RaisingLoss(), ArithmeticError, r"boom in loss"),
+    (ComplexGradient(), ValueError, r"datafit ComplexGradient: gradient returned ndarray of "
+                                    r"dtype complex128, expected a float array"),
+    (ObjectLoss(), ValueError, r"datafit ObjectLoss: loss returned ndarray of dtype object"),
     (TwoArgCurvature(), TypeError, r"datafit TwoArgCurvature: curvature_bound must accept "
                                    r"the arguments \(y\)"),
     (NoGradient(), TypeError, r"NoGradient cannot be used as a datafit: it has no method\(s\) "
