@@ -294,7 +294,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # a regression target is y minus the baseline; a classifier's target
         # packs class indices with the baseline (its own checks hold for it)
         check_finite_design(target if target.ndim == 1 else None, leaf_values, block_ptr,
-                            unwrap(model))
+                            unwrap(model), X=X)
 
         # solve in units where target and leaf values are of order one (exact)
         # (from the rows the fit sees: a zero-weight row is as good as absent)
