@@ -243,6 +243,22 @@ def test_one_class(binary):
         FIREClassifier().fit(X, np.zeros(X.shape[0]))
 
 
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_missing_label_is_a_clear_error(binary, missing):
+    # None among string labels used to be NumPy's TypeError from sorting
+    # None with str; a missing label is a ValueError before anything is fitted
+    X, y = binary
+    labels = np.where(y == 1, "yes", "no").astype(object)
+    labels[5] = missing
+    what = "None" if missing is None else "NaN"
+    with pytest.raises(ValueError, match=f"Input y contains {what}"):
+        FIREClassifier(RandomForestClassifier(n_estimators=3)).fit(X, labels)
+    with pytest.raises(ValueError, match=r"Input y contains None: 1 missing label\(s\), "
+                                         r"the first at row 5"):
+        FIREClassifier(RandomForestClassifier(n_estimators=3)).fit(X, list(labels[:5]) + [None]
+                                                                   + list(labels[6:]))
+
+
 def test_one_class_among_weighted_rows(binary):
     X, y = binary
     w = (y == 1).astype(float)
