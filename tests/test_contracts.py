@@ -9,11 +9,13 @@ object, so one object serves two solves in two threads at once.
 import gc
 import threading
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import ConvergenceWarning
 
 from firecy import FIRERegressor
 from firecy.ensembles import rule_ensemble_from_model
@@ -242,6 +244,13 @@ class ObjectLoss(PySquared):
         return np.array(list(super().loss(y, eta)), dtype=object)
 
 
+class TooSmallBound(PySquared):
+    # the squared loss's curvature is 1: steps 10x too long overshoot and
+    # diverge (this used to surface as "loss returned NaN or infinity")
+    def curvature_bound(self, y):
+        return 0.1
+
+
 class NoGradient:
     def loss(self, y, eta):
         return 0 * y
@@ -272,6 +281,29 @@ def test_bad_python_datafit_is_a_clear_error(forest, obj, exc, pattern):
     a = solve(design, y, L1(0.01), tol=1e-10)
     b = solve(design, y, L1(0.01), datafit=PySquared(), tol=1e-10)
     np.testing.assert_allclose(b.coef, a.coef, atol=1e-7)
+
+
+@pytest.mark.parametrize("strategy", ["working_set", "greedy"])
+def test_too_small_curvature_bound_is_named(forest, strategy):
+    X, y, rf = forest
+    ens = rule_ensemble_from_model(rf)
+    design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
+    with pytest.raises(ValueError, match=r"datafit TooSmallBound: its curvature bound is below "
+                                         r"the loss's actual curvature: a sweep of block "
+                                         r"updates.* raised F") as info:
+        solve(design, y, L1(0.01), datafit=TooSmallBound(), strategy=strategy)
+    assert "NaN" not in str(info.value)
+    # a bound that holds, even loosely, is fine
+    class LooseBound(PySquared):
+        def curvature_bound(self, y):
+            return 3.0
+
+    with warnings.catch_warnings():
+        # greedy steps a third as long converge slowly: no error is the point
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(design, y, L1(0.01), datafit=LooseBound(), strategy=strategy, tol=1e-8)
+    ref = solve(design, y, L1(0.01), strategy=strategy, tol=1e-8)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6 if res.converged else 0.05)
 
 
 # -- thread safety ---------------------------------------------------------------
