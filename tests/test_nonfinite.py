@@ -77,6 +77,14 @@ def test_lightgbm_without_split_names_lightgbm(data, factor):
     assert "scikit-learn" not in str(info.value)
 
 
+def test_lightgbm_tiny_X_names_its_zero_threshold(data):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, _ = data
+    with pytest.raises(ValueError, match=r"LightGBM treats values of magnitude below 1e-35 as "
+                                         r"zero.*rescale X"):
+        _fire(lgb.LGBMRegressor(n_estimators=5, verbose=-1)).fit(X * 1e-300, y)
+
+
 def test_sample_weight_overflowing_sum_is_an_error(data):
     X, y, forest = data
     with pytest.raises(ValueError, match="sample_weight sums to more"):

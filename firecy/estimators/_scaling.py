@@ -90,6 +90,10 @@ class PowerOfTwoScale:
 _SKLEARN_FEATURE_THRESHOLD = 1e-7
 
 
+# LightGBM's kZeroThreshold: a feature value of smaller magnitude bins as zero
+_LIGHTGBM_ZERO = 1e-35
+
+
 def _library(model):
     """The library a model comes from: "sklearn", "lightgbm", "xgboost", ..."""
     return type(model).__module__.split(".")[0]
@@ -130,6 +134,19 @@ def _no_split_reason(target, model, X):
                     "XGBoost stores X in float32, where every feature of X is constant "
                     "(values beyond float32's range, about 1e-38 to 3e38, underflow or "
                     "overflow): rescale X (e.g. sklearn.preprocessing.StandardScaler)")
+        elif library == "lightgbm":
+            try:
+                Xf = np.asarray(X, dtype=np.float64)
+            except (TypeError, ValueError):
+                Xf = None
+            if Xf is not None:
+                # LightGBM bins |x| <= 1e-35 as zero (kZeroThreshold in its meta.h)
+                ranges = _feature_ranges(np.where(np.abs(Xf) <= _LIGHTGBM_ZERO, 0.0, Xf))
+                if ranges is not None and np.all(ranges == 0):
+                    return (
+                        "LightGBM treats values of magnitude below "
+                        f"{_LIGHTGBM_ZERO:g} as zero, which leaves every feature of X "
+                        "constant: rescale X (e.g. sklearn.preprocessing.StandardScaler)")
         ranges = _feature_ranges(X)
         if ranges is not None and np.all(ranges == 0):
             return "every feature of X is constant: there is nothing to split on"
