@@ -9,8 +9,56 @@ be compiled (a Python subclass of the compiled base class would never be
 called by the engine) and laid out like the base class it was built against.
 """
 import inspect
+import numbers
 
-__all__ = ["check_methods", "accepts_keyword", "check_compiled_subclass"]
+import numpy as np
+
+__all__ = ["check_methods", "accepts_keyword", "check_compiled_subclass", "real_array",
+           "real_scalar"]
+
+# dtype kinds of real numbers: signed, unsigned, floating
+_REAL_KINDS = "iuf"
+
+
+def real_array(values, owner, what, n):
+    """``values`` as a float64 array of shape ``(n,)``, or a ValueError
+    naming ``owner`` ("penalty Name") and the method ``what``.
+
+    Anything but real numbers (complex, object, strings, bool) is refused
+    before the cast: NumPy casts a complex array to float by dropping the
+    imaginary part with a mere ComplexWarning, and an object array of
+    numbers-like objects converts silently.
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception:   # a ragged sequence and the like
+        arr = None
+    if arr is None or arr.dtype.kind not in _REAL_KINDS:
+        got = type(values).__name__ if arr is None else (
+            f"{type(values).__name__} of dtype {arr.dtype}")
+        raise ValueError(f"{owner}: {what} returned {got}, expected a float array "
+                         f"of shape ({n},)")
+    return arr.astype(np.float64, copy=False)
+
+
+def real_scalar(value, owner, what):
+    """``value`` as a Python float, or a ValueError naming ``owner`` and the
+    method ``what`` (a complex number is refused rather than cut to its real
+    part). A one-element real array is accepted as its element."""
+    if isinstance(value, numbers.Real):
+        return float(value)
+    arr = None
+    if not isinstance(value, (str, bytes)):
+        try:
+            arr = np.asarray(value)
+        except Exception:
+            arr = None
+    if arr is not None and arr.size == 1 and arr.dtype.kind in _REAL_KINDS:
+        return float(arr.reshape(()))
+    if isinstance(value, numbers.Complex) or (arr is not None and arr.dtype.kind == "c"):
+        raise ValueError(f"{owner}: {what} returned a complex number ({value!r}), "
+                         "expected a real number")
+    raise ValueError(f"{owner}: {what} returned {type(value).__name__}, expected a number")
 
 
 def _placeholder_call(func, n_args, bound):

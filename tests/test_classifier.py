@@ -243,6 +243,22 @@ def test_one_class(binary):
         FIREClassifier().fit(X, np.zeros(X.shape[0]))
 
 
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_missing_label_is_a_clear_error(binary, missing):
+    # None among string labels used to be NumPy's TypeError from sorting
+    # None with str; a missing label is a ValueError before anything is fitted
+    X, y = binary
+    labels = np.where(y == 1, "yes", "no").astype(object)
+    labels[5] = missing
+    what = "None" if missing is None else "NaN"
+    with pytest.raises(ValueError, match=f"Input y contains {what}"):
+        FIREClassifier(RandomForestClassifier(n_estimators=3)).fit(X, labels)
+    with pytest.raises(ValueError, match=r"Input y contains None: 1 missing label\(s\), "
+                                         r"the first at row 5"):
+        FIREClassifier(RandomForestClassifier(n_estimators=3)).fit(X, list(labels[:5]) + [None]
+                                                                   + list(labels[6:]))
+
+
 def test_one_class_among_weighted_rows(binary):
     X, y = binary
     w = (y == 1).astype(float)
@@ -295,3 +311,22 @@ def test_class_count_mismatch_with_booster(multiclass):
                         xgb.DMatrix(X, label=(y == 1).astype(float)), num_boost_round=3)
     with pytest.raises(ValueError, match="1 output"):
         FIREClassifier(booster).fit(X, y)
+
+
+@pytest.mark.parametrize("loader, model", [
+    (load_breast_cancer, RandomForestClassifier),
+    (load_iris, GradientBoostingClassifier),
+])
+def test_zero_weights_equal_dropped_rows(loader, model):
+    # a zero-weight row is as good as absent (the solver never sees it)
+    X, y = loader(return_X_y=True)
+    fitted = model(n_estimators=30, max_depth=3, random_state=0).fit(X, y)
+    drop = np.random.RandomState(1).rand(len(y)) < 0.2
+    sw = np.where(drop, 0.0, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        a = FIREClassifier(fitted, lam=0.003).fit(X, y, sample_weight=sw)
+        b = FIREClassifier(fitted, lam=0.003).fit(X[~drop], y[~drop])
+    assert a.n_rules_ == b.n_rules_ > 0
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=1e-12)

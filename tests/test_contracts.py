@@ -9,11 +9,13 @@ object, so one object serves two solves in two threads at once.
 import gc
 import threading
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import ConvergenceWarning
 
 from firecy import FIRERegressor
 from firecy.ensembles import rule_ensemble_from_model
@@ -85,6 +87,29 @@ class NegativeLambdaMax(PyL1):
         return -1.0
 
 
+class WritesLam(PyL1):
+    # used to give a 0-rule model without a word: every later call saw lam 1e9
+    def prox(self, z, step, curvature):
+        self.lam = 1e9
+        return super().prox(z, step, curvature)
+
+
+class ComplexProx(PyL1):
+    # NumPy would cast it to float by dropping the imaginary part
+    def prox(self, z, step, curvature):
+        return super().prox(z, step, curvature) + 1j
+
+
+class ObjectProx(PyL1):
+    def prox(self, z, step, curvature):
+        return np.array(list(super().prox(z, step, curvature)), dtype=object)
+
+
+class ComplexValue(PyL1):
+    def value(self, w, curvature):
+        return complex(super().value(w, curvature), 1.0)
+
+
 class MissingMethod:
     lam = 1.0
 
@@ -116,6 +141,13 @@ BAD = [
     (WrongShape, ValueError, r"penalty WrongShape: prox returned shape \(\d+,\), expected"),
     (NotANumber, ValueError, r"penalty NotANumber: value returned str, expected a number"),
     (NegativeLambdaMax, ValueError, r"penalty NegativeLambdaMax: lambda_max returned -1.0 < 0"),
+    (WritesLam, ValueError, r"penalty WritesLam: prox changed the penalty's lam from "
+                            r"[0-9.e-]+ to 1000000000.0 during the solve"),
+    (ComplexProx, ValueError, r"penalty ComplexProx: prox returned ndarray of dtype "
+                              r"complex128, expected a float array"),
+    (ObjectProx, ValueError, r"penalty ObjectProx: prox returned ndarray of dtype object"),
+    (ComplexValue, ValueError, r"penalty ComplexValue: value returned a complex number "
+                               r"\(.*\), expected a real number"),
     (MissingMethod, TypeError, r"MissingMethod cannot be used as a penalty: it has no "
                                r"method\(s\) subdiff"),
     (WrongSignature, TypeError, r"penalty WrongSignature: prox must accept the arguments "
@@ -202,6 +234,23 @@ class TwoArgCurvature(PySquared):
         return 1.0
 
 
+class ComplexGradient(PySquared):
+    def gradient(self, y, eta):
+        return (eta - y) + 0j
+
+
+class ObjectLoss(PySquared):
+    def loss(self, y, eta):
+        return np.array(list(super().loss(y, eta)), dtype=object)
+
+
+class TooSmallBound(PySquared):
+    # the squared loss's curvature is 1: steps 10x too long overshoot and
+    # diverge (this used to surface as "loss returned NaN or infinity")
+    def curvature_bound(self, y):
+        return 0.1
+
+
 class NoGradient:
     def loss(self, y, eta):
         return 0 * y
@@ -213,6 +262,9 @@ class NoGradient:
 @pytest.mark.parametrize("obj,exc,pattern", [
     (NaNGradient(), ValueError, r"datafit NaNGradient: gradient returned NaN or infinity"),
     (RaisingLoss(), ArithmeticError, r"boom in loss"),
+    (ComplexGradient(), ValueError, r"datafit ComplexGradient: gradient returned ndarray of "
+                                    r"dtype complex128, expected a float array"),
+    (ObjectLoss(), ValueError, r"datafit ObjectLoss: loss returned ndarray of dtype object"),
     (TwoArgCurvature(), TypeError, r"datafit TwoArgCurvature: curvature_bound must accept "
                                    r"the arguments \(y\)"),
     (NoGradient(), TypeError, r"NoGradient cannot be used as a datafit: it has no method\(s\) "
@@ -229,6 +281,29 @@ def test_bad_python_datafit_is_a_clear_error(forest, obj, exc, pattern):
     a = solve(design, y, L1(0.01), tol=1e-10)
     b = solve(design, y, L1(0.01), datafit=PySquared(), tol=1e-10)
     np.testing.assert_allclose(b.coef, a.coef, atol=1e-7)
+
+
+@pytest.mark.parametrize("strategy", ["working_set", "greedy"])
+def test_too_small_curvature_bound_is_named(forest, strategy):
+    X, y, rf = forest
+    ens = rule_ensemble_from_model(rf)
+    design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
+    with pytest.raises(ValueError, match=r"datafit TooSmallBound: its curvature bound is below "
+                                         r"the loss's actual curvature: a sweep of block "
+                                         r"updates.* raised F") as info:
+        solve(design, y, L1(0.01), datafit=TooSmallBound(), strategy=strategy)
+    assert "NaN" not in str(info.value)
+    # a bound that holds, even loosely, is fine
+    class LooseBound(PySquared):
+        def curvature_bound(self, y):
+            return 3.0
+
+    with warnings.catch_warnings():
+        # greedy steps a third as long converge slowly: no error is the point
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(design, y, L1(0.01), datafit=LooseBound(), strategy=strategy, tol=1e-8)
+    ref = solve(design, y, L1(0.01), strategy=strategy, tol=1e-8)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6 if res.converged else 0.05)
 
 
 # -- thread safety ---------------------------------------------------------------

@@ -591,3 +591,27 @@ def test_fit_from_two_threads(data, forest):
     for est in [shared] + pair:
         np.testing.assert_array_equal(est.coef_, ref.coef_)
     assert calls and not hasattr(pair[0], "_progress")
+
+
+def test_zero_weights_equal_dropped_rows_with_mcp():
+    # MCP with a fixed lam: zero-weight rows used to reach the solver, where
+    # they changed the rounding of the column curvatures (sums over more
+    # rows), which broke ties between duplicate rules differently and led
+    # MCP to another local minimum (coefficients 0.7 apart here)
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    forest = RandomForestRegressor(n_estimators=30, max_depth=3, random_state=0).fit(X, y)
+    drop = np.random.RandomState(0).rand(len(y)) < 0.2
+    sw = np.where(drop, 0.0, 1.0)
+    # a dropped row's target must not set the scale either
+    y_w = y.copy()
+    y_w[np.flatnonzero(drop)[0]] = 1e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # more rules than max_rules
+        for y_fit in (y, y_w):
+            a = FIRERegressor(forest, lam=3.0).fit(X, y_fit, sample_weight=sw)
+            b = FIRERegressor(forest, lam=3.0).fit(X[~drop], y[~drop])
+            assert a.n_rules_ == b.n_rules_ > 14
+            np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-9)
+            np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-12)

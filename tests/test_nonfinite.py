@@ -56,6 +56,35 @@ def test_target_too_small_for_the_trees_is_an_error(data):
         _fire(RandomForestRegressor(n_estimators=5, max_depth=2)).fit(X, y * 1e-30)
 
 
+def test_tiny_X_blames_X_not_y(data):
+    # scikit-learn's trees treat a feature spanning less than 1e-7 as
+    # constant; the message used to blame y's scale
+    X, y, _ = data
+    with pytest.raises(ValueError, match=r"no split.*every feature of X spans at most "
+                                         r"[0-9.]+e-30\d.*treat a feature .* as constant: "
+                                         r"rescale X") as info:
+        _fire(RandomForestRegressor(n_estimators=5, max_depth=2)).fit(X * 1e-300, y)
+    assert "rescale y" not in str(info.value) and "divide y" not in str(info.value)
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+def test_lightgbm_without_split_names_lightgbm(data, factor):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, _ = data
+    with pytest.raises(ValueError, match=r"LGBMRegressor has no split.*LightGBM computes "
+                                         r"split gains .* rescale y") as info:
+        _fire(lgb.LGBMRegressor(n_estimators=5, verbose=-1)).fit(X, y * factor)
+    assert "scikit-learn" not in str(info.value)
+
+
+def test_lightgbm_tiny_X_names_its_zero_threshold(data):
+    lgb = pytest.importorskip("lightgbm")
+    X, y, _ = data
+    with pytest.raises(ValueError, match=r"LightGBM treats values of magnitude below 1e-35 as "
+                                         r"zero.*rescale X"):
+        _fire(lgb.LGBMRegressor(n_estimators=5, verbose=-1)).fit(X * 1e-300, y)
+
+
 def test_sample_weight_overflowing_sum_is_an_error(data):
     X, y, forest = data
     with pytest.raises(ValueError, match="sample_weight sums to more"):

@@ -9,7 +9,7 @@ exception raised by the object propagates out of the solver.
 import numpy as np
 
 from firecy._callback_arrays cimport numpy_copy
-from firecy._protocol import check_methods
+from firecy._protocol import check_methods, real_array
 from firecy.datafits.base cimport Datafit
 
 REQUIRED = (("loss", ("y", "eta")),
@@ -76,11 +76,8 @@ cdef class PythonDatafit(Datafit):
             raise
 
     cdef object checked(self, object values, Py_ssize_t n, str method, bint scalar_ok=False):
-        try:
-            arr = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"datafit {self.name}: {method} returned "
-                             f"{type(values).__name__}, expected a float array") from None
+        # real numbers only: a complex result is refused, not cut to its real part
+        arr = real_array(values, f"datafit {self.name}", method, n)
         if scalar_ok and arr.ndim == 0:
             arr = np.full(n, float(arr))
         if arr.shape != (n,):
@@ -139,7 +136,8 @@ cdef class PythonDatafit(Datafit):
         y = np.ascontiguousarray(y, dtype=np.float64)
         method = getattr(self.obj, "validate", None)
         if callable(method):
-            y = np.asarray(method(y, sample_weight), dtype=np.float64)
+            y = real_array(method(y, sample_weight), f"datafit {self.name}", "validate",
+                           len(sample_weight))
             if y.shape != (len(sample_weight),) or not np.all(np.isfinite(y)):
                 raise ValueError(
                     f"datafit {self.name}: validate must return {len(sample_weight)} "

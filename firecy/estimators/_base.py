@@ -296,10 +296,11 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # a regression target is y minus the baseline; a classifier's target
         # packs class indices with the baseline (its own checks hold for it)
         check_finite_design(target if target.ndim == 1 else None, leaf_values, block_ptr,
-                            unwrap(model))
+                            unwrap(model), X=X)
 
         # solve in units where target and leaf values are of order one (exact)
-        self._scale = PowerOfTwoScale(target, leaf_values, enabled=self._exact_rescaling
+        # (from the rows the fit sees: a zero-weight row is as good as absent)
+        self._scale = PowerOfTwoScale(target[sw > 0], leaf_values, enabled=self._exact_rescaling
                                       and isinstance(self.penalty, str)
                                       and self.penalty.lower() in BUILTIN_PENALTIES)
         target_s, leaf_values_s = self._scale.scale_data(target, leaf_values)

@@ -25,6 +25,28 @@ from firecy.estimators._model_inspection import is_classifier_model, is_fitted_m
 __all__ = ["FIREClassifier"]
 
 
+def _check_no_missing_labels(y):
+    """A ValueError naming the missing labels (None or NaN among the labels of
+    an object array), worded like scikit-learn's "Input y contains NaN.";
+    NumPy's own error comes later, from sorting None with strings."""
+    if y is None:
+        return   # validate_data says y is required
+    y = np.asarray(y)
+    if y.dtype != object:
+        return   # a float y with NaN: validate_data's own message
+    flat = y.ravel()
+    is_none = np.fromiter((v is None for v in flat), dtype=bool, count=flat.size)
+    is_nan = np.fromiter((isinstance(v, numbers.Real) and v != v for v in flat),
+                         dtype=bool, count=flat.size)
+    for mask, what in ((is_none, "None"), (is_nan, "NaN")):
+        if mask.any():
+            rows = np.flatnonzero(mask)
+            raise ValueError(
+                f"Input y contains {what}: {rows.size} missing label(s), the first at "
+                f"row {rows[0]}; FIREClassifier needs a label for every row (drop those "
+                "rows or fill in their labels)")
+
+
 class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     r"""Extract a small weighted rule set from a tree ensemble classifier (FIRE).
 
@@ -249,6 +271,9 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self : object
         """
         check_scoring(self.scoring)
+        # before scikit-learn's checks, whose message for NaN among object
+        # labels ("Input contains NaN") does not say it is y
+        _check_no_missing_labels(y)
         super().fit(X, y, sample_weight=sample_weight, progress=progress)
         self.classes_ = self._classes
         return self

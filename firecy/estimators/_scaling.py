@@ -17,6 +17,7 @@ homogeneous; with any other penalty the scale is 1 (no rescaling).
 """
 import copy
 import math
+import warnings
 
 import numpy as np
 
@@ -84,13 +85,98 @@ class PowerOfTwoScale:
         return path
 
 
-def check_finite_design(target, leaf_values, block_ptr, model):
+# scikit-learn's splitter treats a feature whose values span at most this
+# much within a node as constant (sklearn/tree/_splitter.pyx, FEATURE_THRESHOLD)
+_SKLEARN_FEATURE_THRESHOLD = 1e-7
+
+
+# LightGBM's kZeroThreshold: a feature value of smaller magnitude bins as zero
+_LIGHTGBM_ZERO = 1e-35
+
+
+def _library(model):
+    """The library a model comes from: "sklearn", "lightgbm", "xgboost", ..."""
+    return type(model).__module__.split(".")[0]
+
+
+def _feature_ranges(X, as_float32=False):
+    """Each numeric feature's range over its non-missing values (None when X
+    is not a numeric array, e.g. a DataFrame with categorical columns)."""
+    try:
+        X = np.asarray(X, dtype=np.float32 if as_float32 else np.float64)
+    except (TypeError, ValueError):
+        return None
+    if X.ndim != 2 or X.shape[0] == 0:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN columns
+        ranges = np.nanmax(X, axis=0).astype(np.float64) - np.nanmin(X, axis=0)
+    return np.nan_to_num(ranges, nan=0.0)
+
+
+def _no_split_reason(target, model, X):
+    """Why the fitted trees made no split, as far as the data tell."""
+    library, name = _library(model), type(model).__name__
+    scale = float(np.ptp(target))
+    if X is not None:
+        if library == "sklearn":
+            ranges = _feature_ranges(X)
+            if ranges is not None and np.all(ranges <= _SKLEARN_FEATURE_THRESHOLD):
+                return (
+                    f"every feature of X spans at most {float(np.max(ranges)):.3g}, and "
+                    "scikit-learn's trees treat a feature whose values span less than "
+                    f"{_SKLEARN_FEATURE_THRESHOLD:g} as constant: rescale X (e.g. "
+                    "sklearn.preprocessing.StandardScaler)")
+        elif library == "xgboost":
+            ranges = _feature_ranges(X, as_float32=True)
+            if ranges is not None and np.all(ranges == 0):
+                return (
+                    "XGBoost stores X in float32, where every feature of X is constant "
+                    "(values beyond float32's range, about 1e-38 to 3e38, underflow or "
+                    "overflow): rescale X (e.g. sklearn.preprocessing.StandardScaler)")
+        elif library == "lightgbm":
+            try:
+                Xf = np.asarray(X, dtype=np.float64)
+            except (TypeError, ValueError):
+                Xf = None
+            if Xf is not None:
+                # LightGBM bins |x| <= 1e-35 as zero (kZeroThreshold in its meta.h)
+                ranges = _feature_ranges(np.where(np.abs(Xf) <= _LIGHTGBM_ZERO, 0.0, Xf))
+                if ranges is not None and np.all(ranges == 0):
+                    return (
+                        "LightGBM treats values of magnitude below "
+                        f"{_LIGHTGBM_ZERO:g} as zero, which leaves every feature of X "
+                        "constant: rescale X (e.g. sklearn.preprocessing.StandardScaler)")
+        ranges = _feature_ranges(X)
+        if ranges is not None and np.all(ranges == 0):
+            return "every feature of X is constant: there is nothing to split on"
+    if library == "sklearn":
+        return (
+            "scikit-learn's trees do not split a node whose variance is below 2.2e-16, "
+            f"so a target of scale {scale:.3g} needs rescaling (divide y by its "
+            "standard deviation)")
+    lib = {"lightgbm": "LightGBM", "xgboost": "XGBoost"}.get(library, library)
+    if scale > 1e150 or scale < 1e-6:
+        what = ("overflow float64" if scale > 1 else
+                f"fall below {lib}'s minimum split gain")
+        return (
+            f"{lib} computes split gains from sums of squared gradients, which {what} "
+            f"for a target of scale {scale:.3g}: rescale y (divide it by its standard "
+            "deviation)")
+    return (
+        f"X and y look usable (target scale {scale:.3g}): check the {name}'s "
+        "parameters that stop splitting (minimum samples or weight per leaf, minimum "
+        "gain, depth)")
+
+
+def check_finite_design(target, leaf_values, block_ptr, model, X=None):
     """A clear error when the fitted ensemble's numbers are not finite.
 
     A model fitted on a target near the float64 limit (``y`` of 1e300: the
     trees' squared-error criteria overflow) has infinite or NaN leaf values
     or baseline; the rule weights cannot be fitted to them. ``target`` None:
-    check the leaf values only.
+    check the leaf values only. A model without a split says why, from
+    ``X`` (the features the model was fitted on) and the target.
     """
     name = type(model).__name__
     if not np.all(np.isfinite(leaf_values)):
@@ -104,10 +190,7 @@ def check_finite_design(target, leaf_values, block_ptr, model):
     if np.all(np.diff(block_ptr) == 1) and np.ptp(target) > 0:
         raise ValueError(
             f"the fitted {name} has no split (every tree is a single leaf), so there "
-            "are no rules to select; scikit-learn's trees do not split a node whose "
-            "variance is below 2.2e-16, so a target of scale "
-            f"{float(np.ptp(target)):.3g} needs rescaling (divide y by its standard "
-            "deviation)"
+            f"are no rules to select; {_no_split_reason(target, model, X)}"
         )
     if not np.all(np.isfinite(target)):
         raise ValueError(

@@ -182,6 +182,12 @@ def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train
         regression the intercept plus ``M w``); NaN for an empty test set.
     """
     fitter = SquaredLossPaths() if fitter is None else fitter
+    # zero-weight rows out of the fit, as in select_on_paths (unless every
+    # one is: the fitter decides what a fold without weight gives)
+    train = np.asarray(train)
+    positive = sample_weight[train] > 0
+    if positive.any():
+        train = train[positive]
     design = BlockDesign.from_leaf_table(leaf_table[train], leaf_values, block_ptr)
     path = fitter.path(
         design, y[train], penalty, sample_weight=sample_weight[train],
@@ -233,12 +239,21 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     """
     parallel = Parallel(n_jobs=n_jobs, prefer="threads")
     progress = common.pop("progress", None)
+    # rows of zero weight are not part of the objective, and the solvers never
+    # see them: left in, they change the rounding of the column curvatures and
+    # gradients (sums over more rows), which decides ties between duplicate
+    # rules and so which local minimum MCP reaches; dropped, a zero weight
+    # gives bitwise the fit of the row removed
+    fit_rows = np.flatnonzero(sample_weight > 0)
+    if fit_rows.size == sample_weight.shape[0]:
+        fit_rows = slice(None)
     # a fixed lam: the path is the given warm path down to lam, whole and
     # unrefined, and its model is its last point
     fixed = lam is not None
     full = parallel(
         delayed(full_path_task)(
-            leaf_table, leaf_values, block_ptr, target, sample_weight, pen, lambdas,
+            leaf_table[fit_rows], leaf_values, block_ptr, target[fit_rows],
+            sample_weight[fit_rows], pen, lambdas,
             n_lambdas, eps, None if fixed else max_rules,
             refine_path=refine_path and not fixed,
             progress=_stage(progress, "full path"), **common,

@@ -7,12 +7,12 @@ an infinite value only where the contract allows one): a violation is a
 ValueError naming the penalty and the method. An exception raised by the
 object propagates out of the solver, with a note saying which call raised it.
 Nothing is written to the object during a solve: ``lam`` is the object's own
-attribute, read by its methods.
+attribute, read by its methods; a method that writes it is an error.
 """
 import numpy as np
 
 from firecy._callback_arrays cimport copy_into, numpy_copy
-from firecy._protocol import accepts_keyword, check_methods
+from firecy._protocol import accepts_keyword, check_methods, real_array, real_scalar
 from firecy.penalties.base cimport (
     Block, PENALTY_SCORE_IS_DECREASE, PENALTY_SEPARABLE, Penalty)
 
@@ -124,35 +124,53 @@ cdef class PythonPenalty(Penalty):
     cdef object call(self, str method, const Block* blk, tuple args):
         cdef Py_ssize_t k
         func = getattr(self.obj, method)
+        lam = getattr(self.obj, "lam", None)
         try:
             if method in self.with_columns:
                 cols = np.zeros(blk.n, dtype=np.intp)
                 for k in range(blk.n):
                     cols[k] = blk.columns[k]
-                return func(*args, columns=cols, block=blk.index)
-            return func(*args)
+                res = func(*args, columns=cols, block=blk.index)
+            else:
+                res = func(*args)
         except Exception as exc:
             if hasattr(exc, "add_note"):   # Python >= 3.11
                 exc.add_note(f"(raised by the penalty {self.name}.{method}, called by firecy's solver)")
             raise
+        self.check_lam_unchanged(lam, method)
+        return res
+
+    cdef int check_lam_unchanged(self, object before, str method) except -1:
+        """A method that writes ``lam`` changes the objective in the middle of
+        a solve (every later call sees another penalty), and the same object
+        may serve other solves at once: an error, not a silently different
+        model. The engine cannot just read ``lam`` once: the object's own
+        methods read it. Only a change made by the call itself counts, so a
+        ``lam`` set between solves is fine."""
+        after = getattr(self.obj, "lam", None)
+        if after is before:
+            return 0
+        try:
+            same = float(after) == float(before)
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            raise ValueError(
+                f"penalty {self.name}: {method} changed the penalty's lam from {before!r} "
+                f"to {after!r} during the solve; the methods must only read lam (the path "
+                "sets it between solves): compute with a local variable instead")
+        return 0
 
     cdef object array_result(self, object res, Py_ssize_t n, str what):
-        try:
-            arr = np.asarray(res, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"penalty {self.name}: {what} returned {type(res).__name__}, "
-                             f"expected a float array of shape ({n},)") from None
+        # real numbers only: a complex result is refused, not cut to its real part
+        arr = real_array(res, f"penalty {self.name}", what, n)
         if arr.shape != (n,):
             raise ValueError(
                 f"penalty {self.name}: {what} returned shape {arr.shape}, expected ({n},)")
         return np.ascontiguousarray(arr)
 
     cdef double scalar_result(self, object res, str what, bint inf_ok) except? -1:
-        try:
-            value = float(res)
-        except (TypeError, ValueError):
-            raise ValueError(f"penalty {self.name}: {what} returned {type(res).__name__}, "
-                             f"expected a number") from None
+        value = real_scalar(res, f"penalty {self.name}", what)
         if value != value or (not inf_ok and not np.isfinite(value)):
             raise ValueError(f"penalty {self.name}: {what} returned {value!r}, expected a "
                              + ("number (inf allowed), not NaN" if inf_ok else "finite number"))

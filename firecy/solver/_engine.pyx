@@ -151,6 +151,9 @@ cdef class GreedyBlockCD:
     cdef double[::1] trace
     cdef Py_ssize_t trace_len
     cdef bint record
+    # a plug-in datafit's curvature bound is checked by the descent it
+    # promises (firecy's own are bounds by construction: no cost for them)
+    cdef bint check_majoriser
 
     def __init__(self, design, Datafit datafit, y, sample_weight, offset, column_sums,
                  curvature, double[::1] step, bint fit_intercept):
@@ -199,6 +202,8 @@ cdef class GreedyBlockCD:
         self.st.offset = &self.offset[0]
         self.st.fit_intercept = fit_intercept
         self.st.intercept = 0.0
+        from firecy.datafits import Logistic, Quadratic
+        self.check_majoriser = type(datafit) not in (Quadratic, Logistic)
         for k in range(4):
             self.st.row[k] = &self.rows[k, 0] if k < n_used else NULL
             self.st.total[k] = 0.0
@@ -415,6 +420,26 @@ cdef class GreedyBlockCD:
     cdef inline double objective(self) except? -1 nogil:
         return self.datafit.value(&self.st) + self.pen_total
 
+    cdef int check_no_rise(self, double before) except -1 nogil:
+        """A sweep of block updates cannot raise F when the steps come from a
+        true curvature bound (each minimises a majoriser of F over its
+        block): if F rose, the datafit's bound is below the loss's actual
+        curvature. Said here, rather than later as a loss overflowing to NaN
+        when the overshooting steps diverge."""
+        cdef double after
+        if not self.check_majoriser:
+            return 0
+        after = self.objective()
+        if after <= before + 1e-9 * fmax(fabs(before), 1e-300):
+            return 0
+        with gil:
+            name = getattr(self.datafit, "name", None) or type(self.datafit).__name__
+            raise ValueError(
+                f"datafit {name}: its curvature bound is below the loss's actual "
+                f"curvature: a sweep of block updates, each minimising a majoriser of F "
+                f"built from curvature_bound, raised F from {before:.6g} to {after:.6g}; "
+                "curvature_bound(y) must return u_i >= loss''(y_i, eta) for every eta")
+
     cdef int record_objective(self) except -1 nogil:
         if self.record and self.trace_len < self.trace.shape[0]:
             self.trace[self.trace_len] = self.objective()
@@ -532,6 +557,7 @@ cdef class GreedyBlockCD:
                 self.update_ws_block(t)
             else:
                 self.update_block(t)
+        self.check_no_rise(before)
         self.intercept_step(False)
         self.resync()
         if before - self.objective() > obj_tol * fmax(fabs(before), 1e-300):
@@ -544,9 +570,10 @@ cdef class GreedyBlockCD:
     cdef int run(self, double score_tol, double obj_tol, double grad_tol,
                  Py_ssize_t max_updates, Py_ssize_t* n_updates, bint* converged) except -1 nogil:
         cdef Py_ssize_t t, best, updates = 0, since_intercept = 0
-        cdef double best_score
+        cdef double best_score, epoch_start
         converged[0] = False
         self.resync()
+        epoch_start = self.objective() if self.check_majoriser else 0.0
         while updates < max_updates:
             self.score_blocks()
             best = 0
@@ -561,7 +588,11 @@ cdef class GreedyBlockCD:
                 since_intercept += 1
                 if since_intercept >= self.T:   # one intercept step per epoch
                     since_intercept = 0
+                    if self.check_majoriser:
+                        self.check_no_rise(epoch_start)
                     self.intercept_step(True)
+                    if self.check_majoriser:
+                        epoch_start = self.objective()
                 continue
             # the direction vector is (nearly) zero: confirm with a full sweep
             self.resync()
@@ -754,12 +785,15 @@ cdef class GreedyBlockCD:
         the update budget stopped it (coordinate descent is struggling).
         """
         cdef Py_ssize_t k, q, n_snap = 0, epoch = 0
-        cdef double epoch_score, checkpoint = INFINITY
+        cdef double epoch_score, checkpoint = INFINITY, before = 0.0
         while updates[0] < max_updates and epoch < INNER_MAX_EPOCHS:
             epoch += 1
             epoch_score = 0.0
+            if self.check_majoriser:
+                before = self.objective()
             for k in range(self.n_ws):
                 epoch_score = fmax(epoch_score, self.update_ws_block(k))
+            self.check_no_rise(before)
             self.intercept_step(False)
             updates[0] += self.n_ws
             if epoch_score <= inner_tol:
