@@ -155,8 +155,9 @@ def cut_at_depth(ensemble, depth, column_weight=None):
     values = np.asarray(ensemble.leaf_values, dtype=np.float64)
     # the node's value: the weighted mean of its leaves' values (the plain
     # mean where no training row reaches the node)
-    plain = np.bincount(column_map, weights=values, minlength=R_cut) / np.bincount(
-        column_map, minlength=R_cut)
+    n_leaves = np.bincount(column_map, minlength=R_cut)
+    first = np.searchsorted(column_map, np.arange(R_cut))  # a leaf of each cut column
+    plain = np.bincount(column_map, weights=values, minlength=R_cut) / n_leaves
     cut_values = plain
     if column_weight is not None:
         wt = np.asarray(column_weight, dtype=np.float64)
@@ -167,6 +168,8 @@ def cut_at_depth(ensemble, depth, column_weight=None):
         num = np.bincount(column_map, weights=wt * values, minlength=R_cut)
         with np.errstate(invalid="ignore", divide="ignore"):
             cut_values = np.where(den > 0, num / np.where(den > 0, den, 1.0), plain)
+    single = n_leaves == 1
+    cut_values[single] = values[first[single]]  # exactly the leaf's value
 
     cut = copy.copy(ensemble)
     cut.block_ptr = block_ptr
@@ -174,9 +177,7 @@ def cut_at_depth(ensemble, depth, column_weight=None):
     cut.leaf_values = cut_values
     cut._leaf_nodes = nodes
     # an internal node has no id in the library's leaf call
-    first = np.searchsorted(column_map, np.arange(R_cut))  # a leaf of each cut column
-    is_leaf = np.bincount(column_map, minlength=R_cut) == 1
-    is_leaf &= np.asarray(ensemble._leaf_nodes)[first] == nodes
+    is_leaf = single & (np.asarray(ensemble._leaf_nodes)[first] == nodes)
     cut.leaf_node_ids = np.where(is_leaf, np.asarray(ensemble.leaf_node_ids)[first], -1)
     cut.rules = RuleList(cut)
     cut.node_paths = NodePathList(cut)
