@@ -31,7 +31,7 @@ from firecy.ensembles._lazy import NodePathList, RuleList
 
 __all__ = [
     "AUTO_MAX_DEPTH", "choose_rule_depth", "column_weights", "cut_at_depth",
-    "node_depths", "rule_depths", "tree_depths",
+    "min_rows_per_rule", "node_depths", "rule_depths", "tree_depths",
 ]
 
 # "auto" never goes deeper than the paper's depth-3 trees (rules of at most
@@ -42,6 +42,15 @@ AUTO_MAX_DEPTH = 3
 # generalise (a fully grown tree's leaves hold 1-5 rows).
 AUTO_MIN_ROWS = 10
 AUTO_MIN_ROW_FRACTION = 0.01
+
+
+def min_rows_per_rule(n_rows) -> float:
+    """Rows a rule should hold: ``max(10, 1% of n)``, but never above 10% of n.
+
+    The cap keeps small data sets (where 10 rows is a large share) from
+    counting every rule as small.
+    """
+    return min(max(AUTO_MIN_ROWS, AUTO_MIN_ROW_FRACTION * n_rows), 0.1 * n_rows)
 
 
 def node_depths(tree) -> np.ndarray:
@@ -201,8 +210,8 @@ def choose_rule_depth(ensemble, row_counts, n_rows):
     """The depth "auto" picks, from the training rows in each column.
 
     The largest depth ``d <= AUTO_MAX_DEPTH`` at which the nodes of the cut
-    trees hold a median of at least ``max(AUTO_MIN_ROWS,
-    AUTO_MIN_ROW_FRACTION * n_rows)`` training rows; 1 if none does.  A
+    trees hold a median of at least :func:`min_rows_per_rule` training rows
+    (``max(10, 1%)`` of them, at most 10%); 1 if none does.  A
     depth at or beyond every tree's depth is the uncut ensemble.
 
     Parameters
@@ -218,7 +227,7 @@ def choose_rule_depth(ensemble, row_counts, n_rows):
     median_rows : float
         The median rows per node at that depth.
     """
-    need = max(AUTO_MIN_ROWS, AUTO_MIN_ROW_FRACTION * n_rows)
+    need = min_rows_per_rule(n_rows)
     max_depth = int(tree_depths(ensemble).max(initial=0))
     for d in range(min(AUTO_MAX_DEPTH, max(max_depth, 1)), 0, -1):
         column_map, _, block_ptr = cut_columns(ensemble, d)

@@ -2,7 +2,7 @@
 
 ``rule_depth="auto"`` (the default) takes each tree's nodes at the largest
 depth, at most 3, whose nodes hold a median of at least
-``max(10, 1% of the rows)`` training rows (``firecy.ensembles._depth``); an
+``max(10, 1% of the rows)`` training rows (at most 10% of them) (``firecy.ensembles._depth``); an
 int cuts at that depth; None keeps every leaf.  A cut at or beyond every
 tree's depth is no cut: on the paper's depth-3 forests "auto" is the
 leaf-level ensemble, unchanged.
@@ -14,11 +14,10 @@ import numpy as np
 
 from firecy.ensembles import _design
 from firecy.ensembles._depth import (
-    AUTO_MIN_ROW_FRACTION,
-    AUTO_MIN_ROWS,
     choose_rule_depth,
     column_weights,
     cut_at_depth,
+    min_rows_per_rule,
     tree_depths,
 )
 from firecy.ensembles._memory import check_memory
@@ -38,10 +37,6 @@ def check_rule_depth(rule_depth):
             and rule_depth >= 1:
         return int(rule_depth)
     raise ValueError(f"rule_depth must be 'auto', None or an int >= 1, got {rule_depth!r}")
-
-
-def _min_rows(n_rows):
-    return max(AUTO_MIN_ROWS, AUTO_MIN_ROW_FRACTION * n_rows)
 
 
 def rules_at_depth(est, ensemble, X, sample_weight):
@@ -99,12 +94,12 @@ def warn_small_rules(est, n_rows):
     if not kept.any():
         return
     median = float(np.median(est._rule_rows[kept]))
-    need = _min_rows(n_rows)
+    need = min_rows_per_rule(n_rows)
     if median < need:
         warnings.warn(
             f"the {int(kept.sum())} kept rules hold a median of {median:.3g} of "
             f"{n_rows} training rows (fewer than {need:.3g}): rules this small rarely "
-            "generalise. Use rule_depth='auto' or a smaller rule_depth (each tree's "
-            "nodes at that depth are the rules), or a model with shallower trees.",
+            "generalise. Use a smaller rule_depth (each tree's nodes at that depth "
+            "are then the rules), or a model with shallower trees.",
             UserWarning, stacklevel=3,
         )
