@@ -24,7 +24,33 @@ _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 class EnsembleTooLargeError(MemoryError):
-    """The leaf table (or what is built from it) would not fit in the memory budget."""
+    """The leaf table (or what is built from it) would not fit in the memory budget.
+
+    Raised before anything large is allocated, by
+    :meth:`RuleEnsemble.leaf_table`, :meth:`~RuleEnsemble.design`,
+    :meth:`~RuleEnsemble.predict_raw` and the estimators' ``fit``; the
+    message gives the estimate, the budget and how to proceed.  A
+    ``MemoryError``, so that code catching that catches it too.
+
+    Examples
+    --------
+    A million rows that take no memory, and a budget of 1 MiB:
+
+    >>> import os
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from firecy.ensembles import EnsembleTooLargeError, RuleEnsemble
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> ens = RuleEnsemble.from_model(
+    ...     RandomForestRegressor(n_estimators=3, random_state=0).fit(X, X[:, 0]))
+    >>> os.environ["FIRECY_MEMORY_BUDGET"] = "1M"
+    >>> try:
+    ...     ens.leaf_table(np.broadcast_to(X[:1], (1_000_000, 2)))
+    ... except EnsembleTooLargeError as err:
+    ...     print(str(err)[:60])
+    building the leaf table for 1,000,000 rows x 3 trees needs a
+    >>> del os.environ["FIRECY_MEMORY_BUDGET"]
+    """
 
 
 def _available_bytes():
@@ -43,9 +69,29 @@ def _available_bytes():
 
 
 def memory_budget():
-    """The budget in bytes (None: no check).
+    """The memory budget firecy checks leaf tables against, in bytes.
 
-    ``FIRECY_MEMORY_BUDGET`` if set, else half the available memory.
+    Returns
+    -------
+    int or None
+        The environment variable ``FIRECY_MEMORY_BUDGET`` if set (bytes, or
+        with a suffix K, M, G, T: ``"16G"``), else half the memory the
+        system reports available (``MemAvailable``); None when the variable
+        is ``"none"`` (no check) or the memory cannot be read.
+
+    Raises
+    ------
+    ValueError
+        If ``FIRECY_MEMORY_BUDGET`` is not a number of bytes.
+
+    Examples
+    --------
+    >>> import os
+    >>> from firecy.ensembles import memory_budget
+    >>> os.environ["FIRECY_MEMORY_BUDGET"] = "2G"
+    >>> memory_budget()
+    2147483648
+    >>> del os.environ["FIRECY_MEMORY_BUDGET"]
     """
     env = os.environ.get("FIRECY_MEMORY_BUDGET", "").strip()
     if env:
