@@ -126,3 +126,20 @@ def test_estimator_fit_refuses_before_the_leaf_table(monkeypatch):
     monkeypatch.setenv("FIRECY_MEMORY_BUDGET", "20K")
     with pytest.raises(EnsembleTooLargeError, match="442 rows x 5 trees"):
         FIRERegressor(rf).fit(X, y)
+
+
+# -- the command line ----------------------------------------------------------
+def test_cli_rule_depth_option():
+    from firecy.cli._job import _make_fire
+    from firecy.cli._parser import build_parser
+
+    parser = build_parser()
+    base = ["extract", "data.csv", "--target", "y"]
+    assert parser.parse_args(base).rule_depth == "auto"
+    assert parser.parse_args(base + ["--rule-depth", "leaves"]).rule_depth is None
+    args = parser.parse_args(base + ["--rule-depth", "2"])
+    assert args.rule_depth == 2
+    assert _make_fire(None, args, "mcp", 0.5).rule_depth == 2
+    for bad in ("0", "deep", "1.5"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(base + ["--rule-depth", bad])
