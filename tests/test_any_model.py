@@ -143,3 +143,27 @@ def test_cli_rule_depth_option():
     for bad in ("0", "deep", "1.5"):
         with pytest.raises(SystemExit):
             parser.parse_args(base + ["--rule-depth", bad])
+
+
+def test_cut_estimator_pickles_and_predicts_the_same(diabetes):
+    import pickle
+
+    Xtr, Xte, ytr, _ = diabetes
+    rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(Xtr, ytr)
+    fire = FIRERegressor(rf, rule_depth=2, n_lambdas=10, cv=2, random_state=0).fit(Xtr, ytr)
+    back = pickle.loads(pickle.dumps(fire))
+    np.testing.assert_array_equal(back.predict(Xte), fire.predict(Xte))
+    assert back.ensemble_.rule_depth == 2
+    assert [back.ensemble_.rule_text(j) for j in range(back.ensemble_.n_rules)] == [
+        fire.ensemble_.rule_text(j) for j in range(fire.ensemble_.n_rules)]
+
+
+def test_guard_counts_the_rows_of_a_dmatrix(monkeypatch):
+    xgb = pytest.importorskip("xgboost")
+    X, y = load_diabetes(return_X_y=True)
+    booster = xgb.XGBRegressor(n_estimators=4, max_depth=2).fit(X, y).get_booster()
+    ens = rule_ensemble_from_model(booster)
+    assert ens.leaf_table(xgb.DMatrix(X)).shape == (442, 4)
+    monkeypatch.setenv("FIRECY_MEMORY_BUDGET", "1K")
+    with pytest.raises(EnsembleTooLargeError, match="442 rows x 4 trees"):
+        ens.leaf_table(xgb.DMatrix(X))

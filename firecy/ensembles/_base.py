@@ -323,8 +323,7 @@ class RuleEnsemble:
             for ``X`` would exceed the memory budget
             (``firecy.ensembles.memory_budget``).
         """
-        n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
-        check_memory(n_rows, self.n_trees, int(self._src_col.max()) + 1)
+        check_memory(_n_rows(X), self.n_trees, int(self._src_col.max()) + 1)
         ids = np.asarray(self._adapter.apply(X))
         if ids.ndim == 1:
             ids = ids.reshape(-1, 1)
@@ -530,6 +529,16 @@ class RuleEnsemble:
             f"n_rules={self.n_rules}, n_outputs={self.n_outputs}, "
             f"n_features_in_={self.n_features_in_})"
         )
+
+
+def _n_rows(X) -> int:
+    """Rows of any input the libraries take (arrays, frames, sparse, lists, DMatrix)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0])
+    if callable(getattr(X, "num_row", None)):  # XGBoost DMatrix
+        return int(X.num_row())
+    return len(X)
 
 
 def _resolve_feature_names(override, from_model, n_features):
