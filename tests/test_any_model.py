@@ -167,3 +167,21 @@ def test_guard_counts_the_rows_of_a_dmatrix(monkeypatch):
     monkeypatch.setenv("FIRECY_MEMORY_BUDGET", "1K")
     with pytest.raises(EnsembleTooLargeError, match="442 rows x 4 trees"):
         ens.leaf_table(xgb.DMatrix(X))
+
+
+def test_exports_of_a_cut_model_reproduce_its_predictions():
+    xgb = pytest.importorskip("xgboost")
+
+    from firecy.rules import rules_python
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X = X.copy()
+    X.iloc[::7, 2] = np.nan  # missing values, routed by XGBoost's default directions
+    model = xgb.XGBRegressor(n_estimators=30, random_state=0).fit(X, y)  # depth 6
+    fire = FIRERegressor(model, random_state=0, n_lambdas=20, cv=3).fit(X, y)
+    assert fire.rule_depth_ == 3 and fire.n_rules_ > 0
+    namespace = {}
+    exec(rules_python(fire), namespace)
+    rows = X.to_dict("records")
+    got = np.array([namespace["predict"](row) for row in rows])
+    np.testing.assert_allclose(got, fire.predict(X), rtol=1e-12, atol=1e-9)
