@@ -139,11 +139,11 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         into ``classes_``) block t speaks for (all 0 for one output: class 1).
     coef_ : ndarray of shape (n_rules_total,)
         Rule weights (mostly zero).
+    rule_depth_ : int or None
+        The depth the trees were cut at (None: every leaf is a rule).
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
-    rule_depth_ : int or None
-        The depth the trees were cut at (None: every leaf is a rule).
     n_rules_, lambda_, best_params_, penalty_, path_, paths_, n_iter_, validation_error_
         As in :class:`~firecy.FIRERegressor`; ``validation_error_`` is the
         ``scoring`` loss, and ``path_.intercepts`` has one column per class
