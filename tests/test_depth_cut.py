@@ -48,8 +48,7 @@ def _check_order_and_blocks(cut, ens, d):
     # a column that is one leaf keeps its library leaf id; a node has none
     single = np.bincount(cmap, minlength=cut.n_rules) == 1
     first = np.searchsorted(cmap, np.arange(cut.n_rules))
-    is_leaf = single & (ens.rule_tree[first] >= 0)
-    is_leaf &= np.array([len(cut.rules[j]) == len(ens.rules[int(f)])
+    is_leaf = single & np.array([len(cut.rules[j]) == len(ens.rules[int(f)])
                          for j, f in enumerate(first)])
     np.testing.assert_array_equal(
         cut.leaf_node_ids, np.where(is_leaf, ens.leaf_node_ids[first], -1))
