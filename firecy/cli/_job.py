@@ -45,7 +45,8 @@ def _make_fire(model, args, penalty, fusion):
                   one_se=args.one_se,
                   refine_path=not args.no_refine_path, random_state=args.seed,
                   n_jobs=args.n_jobs, tol=getattr(args, "tol", 1e-6),
-                  max_iter=getattr(args, "max_iter", None))
+                  max_iter=getattr(args, "max_iter", None),
+                  rule_depth=getattr(args, "rule_depth", "auto"))
     if penalty == "mcp":
         params["gamma"] = args.gamma
     if _is_classification(args):

@@ -32,6 +32,14 @@ def _number(name, kind=float, valid=None, requirement=""):
     return parse
 
 
+def _rule_depth(text):
+    """``--rule-depth``: "auto", "leaves" (None) or an integer >= 1."""
+    if text in ("auto", "leaves"):
+        return None if text == "leaves" else text
+    return _number("--rule-depth", int, lambda v: v >= 1,
+                   "'auto', 'leaves' or an integer >= 1")(text)
+
+
 def _positive_int(name):
     return _number(name, int, lambda v: v >= 1, "at least 1")
 
@@ -72,6 +80,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    metavar="N",
                    help="block updates per path point before a convergence warning "
                         "(default 1000 per tree)")
+    g.add_argument("--rule-depth", type=_rule_depth, default="auto", metavar="D",
+                   help="which nodes of each tree are rules: 'auto' (default: the "
+                        "largest depth <= 3 whose nodes hold a median of at least "
+                        "max(10, 1%%) of the rows), an integer depth D (each tree cut "
+                        "at depth D), or 'leaves' (every leaf)")
     g.add_argument("--exact-thresholds", action="store_true",
                    help="print thresholds exactly (default: the shortest decimal that "
                         "selects the same rows for every value with up to 15 digits)")

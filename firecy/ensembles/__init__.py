@@ -13,6 +13,7 @@ Booster; gbdt, rf, dart, goss).  XGBoost and LightGBM are optional extras.
 """
 from firecy.ensembles._base import RuleEnsemble
 from firecy.ensembles._condition import Condition
+from firecy.ensembles._memory import EnsembleTooLargeError, memory_budget
 
 
 def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemble:
@@ -92,4 +93,5 @@ def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemb
     return RuleEnsemble.from_model(model, feature_names=feature_names, X=X)
 
 
-__all__ = ["RuleEnsemble", "Condition", "rule_ensemble_from_model"]
+__all__ = ["RuleEnsemble", "Condition", "EnsembleTooLargeError", "memory_budget",
+           "rule_ensemble_from_model"]

@@ -13,6 +13,7 @@ import firecy.ensembles._design as _design
 from firecy.ensembles._condition_text import format_conditions
 from firecy.ensembles._dispatch import make_adapter
 from firecy.ensembles._lazy import NodePathList, RuleList
+from firecy.ensembles._memory import check_memory
 from firecy.ensembles._tree import Adapter, depth_first_layout
 
 __all__ = ["RuleEnsemble"]
@@ -76,6 +77,14 @@ class RuleEnsemble:
         local id is the library's node id (LightGBM: ``split_index``).
     raw_prediction : str
         What "raw prediction" means for this model (see Notes).
+    rule_depth : int or None
+        The depth the trees were cut at (:meth:`cut`); None: every leaf is a
+        rule.
+    uncut : RuleEnsemble or None
+        For a cut ensemble, the leaf-level ensemble it was cut from.
+    column_map : ndarray of int64 or None
+        For a cut ensemble, shape (``uncut.n_rules``,): the cut column each
+        leaf lies in (non-decreasing).
 
     Notes
     -----
@@ -136,6 +145,9 @@ class RuleEnsemble:
         if not blocks:
             raise ValueError(f"the {self.source} model has no trees")
         self._build(blocks)
+        self.rule_depth = None
+        self.uncut = None
+        self.column_map = None
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -207,6 +219,62 @@ class RuleEnsemble:
         lut_local[slot] = pos
         self._lut, self._lut_local, self._lut_off = lut, lut_local, lut_off
 
+    def cut(self, depth, *, X=None, sample_weight=None, column_weight=None):
+        """The ensemble with every tree cut at ``depth``: one rule per node.
+
+        The rules of block t become the leaves of tree t cut at ``depth``:
+        each leaf of depth at most ``depth``, and each node at depth exactly
+        ``depth`` in place of the leaves below it.  Blocks, left-to-right
+        order and disjoint supports within a block are kept; a row lands in
+        the cut column of its library leaf's ancestor, so routing is the
+        library's own (missing values, categories); ``rules[j]`` is the path
+        to the node, the common prefix of its leaves' paths.
+
+        Parameters
+        ----------
+        depth : int
+            Depth of the cut (the root is depth 0; a depth at or beyond a
+            tree's depth leaves it whole).
+        X : array-like, optional
+            Training data: a cut column's value is the mean of the model's
+            leaf values over the rows of ``X`` in the node, weighted by
+            ``sample_weight`` (the tree's prediction averaged over the node).
+        sample_weight : array-like of shape (n_samples,), optional
+        column_weight : ndarray of shape (n_rules,), optional
+            The training weight in each column of this ensemble, instead of
+            ``X`` (see ``_depth.column_weights``).  With neither, a cut
+            column's value is the plain mean of its leaves' values.
+
+        Returns
+        -------
+        RuleEnsemble
+            A new ensemble sharing this one's trees; ``rule_depth`` is
+            ``depth``, ``uncut`` the leaf-level ensemble, ``column_map``
+            each leaf's cut column.  ``predict_raw(X)`` with the default
+            coefficients predicts with the cut trees; ``predict_raw(X, w)``,
+            the design, the rule texts and the exports are exact for any
+            ``w``.  ``leaf_node_ids`` is -1 for a column that is an internal
+            node of the library's tree.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from firecy.ensembles import RuleEnsemble
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
+        >>> ens = RuleEnsemble.from_model(rf)
+        >>> cut = ens.cut(2, X=X)
+        >>> cut.n_rules, [len(cut.rules[j]) for j in range(4)]
+        (20, [2, 2, 2, 2])
+        """
+        from firecy.ensembles._depth import column_weights, cut_at_depth
+
+        if column_weight is None and X is not None:
+            sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+            column_weight = column_weights(self.leaf_table(X), sw, self.n_rules)
+        return cut_at_depth(self, depth, column_weight)
+
     def _leaf(self, j):
         """(block, local leaf node) of rule ``j``, with a range check."""
         j = int(j)
@@ -248,7 +316,15 @@ class RuleEnsemble:
             dtype; block t reads column ``src_col[t]``.  For scikit-learn's
             HistGradientBoosting, which has no leaf call, firecy routes the
             rows itself through the model's node arrays.
+
+        Raises
+        ------
+        EnsembleTooLargeError
+            Before calling the library, when the leaf ids and the leaf table
+            for ``X`` would exceed the memory budget
+            (``firecy.ensembles.memory_budget``).
         """
+        check_memory(_n_rows(X), self.n_trees, int(self._src_col.max()) + 1)
         ids = np.asarray(self._adapter.apply(X))
         if ids.ndim == 1:
             ids = ids.reshape(-1, 1)
@@ -455,6 +531,16 @@ class RuleEnsemble:
             f"n_rules={self.n_rules}, n_outputs={self.n_outputs}, "
             f"n_features_in_={self.n_features_in_})"
         )
+
+
+def _n_rows(X) -> int:
+    """Rows of any input the libraries take (arrays, frames, sparse, lists, DMatrix)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0])
+    if callable(getattr(X, "num_row", None)):  # XGBoost DMatrix
+        return int(X.num_row())
+    return len(X)
 
 
 def _resolve_feature_names(override, from_model, n_features):

@@ -38,6 +38,7 @@ from firecy.estimators._params import (
     check_params,
     penalty_grid,
 )
+from firecy.estimators._rule_depth import rules_at_depth, warn_small_rules
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
@@ -286,10 +287,12 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
                 f"{type(unwrap(model)).__name__} was fitted with {int(n_model)}"
             )
 
+        # the rules: each tree's nodes at rule_depth (sets rule_depth_)
+        ens, leaf_table = rules_at_depth(self, ens, Xm, sw if weighted else None)
+
         # a penalty on per-rule data (rule lengths, node hierarchy) reads it here
         grid = [(params, bind_ensemble(pen, ens)) for params, pen in grid]
 
-        leaf_table = np.ascontiguousarray(ens.leaf_table(Xm), dtype=np.int32)
         leaf_values = np.ascontiguousarray(ens.leaf_values, dtype=np.float64)
         block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
         target = self._fit_target(y, np.asarray(ens.baseline(Xm), dtype=np.float64))
@@ -308,6 +311,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # pickle with the model, and two threads may fit one object
         self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n,
                      progress=progress)
+        warn_small_rules(self, n)
         self.estimator_ = model
         self.ensemble_ = ens
         # what rules_ reports as each rule's support: its training rows

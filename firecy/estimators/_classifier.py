@@ -130,6 +130,9 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     max_rules : int, default=14
         Rule budget over all classes (fewer than 15, the FIRE paper's).
         ``None``: no budget.
+    rule_depth : "auto", int or None, default="auto"
+        Which nodes of each tree are rules, as in
+        :class:`~firecy.FIRERegressor` (the depth used is ``rule_depth_``).
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation"}, default="cv"
@@ -172,6 +175,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         into ``classes_``) block t speaks for (all 0 for one output: class 1).
     coef_ : ndarray of shape (n_rules_total,)
         Rule weights (mostly zero).
+    rule_depth_ : int or None
+        The depth the trees were cut at (None: every leaf is a rule).
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
@@ -216,6 +221,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         fusion=0.5,
         group_l0=0.0,
         max_rules=14,
+        rule_depth="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -238,6 +244,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.fusion = fusion
         self.group_l0 = group_l0
         self.max_rules = max_rules
+        self.rule_depth = rule_depth
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

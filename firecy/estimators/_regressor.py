@@ -112,6 +112,19 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         weights in the final (full-data) model are eligible, and paths stop
         after the first point beyond it. The default is the paper's "fewer
         than 15 rules". None: no budget.
+    rule_depth : "auto", int or None, default="auto"
+        Which nodes of each tree are rules: an int ``d`` takes the leaves of
+        each tree cut at depth ``d`` (every node at depth ``d``, and every
+        leaf above it), None every leaf. "auto" takes the largest depth, at
+        most 3, whose nodes hold a median of at least ``max(10, 1%)`` of the
+        training rows: the paper's depth-3 forests keep every leaf, fully
+        grown forests and deep boosted trees (whose leaves hold a few rows,
+        valid rules that do not generalise) are cut. A cut rule selects the
+        rows the library routes through its node (missing values and
+        categories included); its value is the model's prediction averaged
+        over the node's training rows (``docs/objective.rst``). The depth
+        used is ``rule_depth_``; ``summary()`` says what was done, and a
+        warning says when the kept rules hold too few rows.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -164,6 +177,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Rule weights (mostly zero).
     intercept_ : float
         The intercept ``b`` (on top of the ensemble's baseline).
+    rule_depth_ : int or None
+        The depth the trees were cut at (None: every leaf is a rule).
     n_rules_ : int
         Number of nonzero rule weights.
     lambda_ : float
@@ -215,6 +230,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         fusion=0.5,
         group_l0=0.0,
         max_rules=14,
+        rule_depth="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -236,6 +252,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.fusion = fusion
         self.group_l0 = group_l0
         self.max_rules = max_rules
+        self.rule_depth = rule_depth
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

@@ -44,6 +44,9 @@ class RuleFeaturesMixin(TransformerMixin):
 
         head = (f"{type(self).__name__}: {self.n_rules_} rules, lambda = "
                 f"{self.lambda_:.4g}, {self.best_params_}\n")
+        note = getattr(self, "_rule_depth_note", None)
+        if note:
+            head += note + "\n"
         return head + rules_report(self, X=X, **kwargs)
 
     def transform(self, X):

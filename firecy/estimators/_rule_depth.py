@@ -1,0 +1,105 @@
+"""The estimators' ``rule_depth``: which nodes of each tree are rules.
+
+``rule_depth="auto"`` (the default) takes each tree's nodes at the largest
+depth, at most 3, whose nodes hold a median of at least
+``max(10, 1% of the rows)`` training rows (at most 10% of them) (``firecy.ensembles._depth``); an
+int cuts at that depth; None keeps every leaf.  A cut at or beyond every
+tree's depth is no cut: on the paper's depth-3 forests "auto" is the
+leaf-level ensemble, unchanged.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+from firecy.ensembles import _design
+from firecy.ensembles._depth import (
+    choose_rule_depth,
+    column_weights,
+    cut_at_depth,
+    min_rows_per_rule,
+    tree_depths,
+)
+from firecy.ensembles._memory import check_memory
+
+__all__ = ["check_rule_depth", "rules_at_depth", "warn_small_rules"]
+
+# Solver and selection state per design column (coefficients, gradients,
+# scores, curvatures, fold copies): a generous 64 bytes.
+_BYTES_PER_COLUMN = 64
+
+
+def check_rule_depth(rule_depth):
+    """``rule_depth`` validated: "auto", None or an int >= 1."""
+    if rule_depth is None or (isinstance(rule_depth, str) and rule_depth == "auto"):
+        return rule_depth
+    if isinstance(rule_depth, numbers.Integral) and not isinstance(rule_depth, bool) \
+            and rule_depth >= 1:
+        return int(rule_depth)
+    raise ValueError(f"rule_depth must be 'auto', None or an int >= 1, got {rule_depth!r}")
+
+
+def rules_at_depth(est, ensemble, X, sample_weight):
+    """The ensemble of the fit's rules and its leaf table on ``X``.
+
+    Sets ``est.rule_depth_`` (the depth cut at, None for every leaf),
+    ``est._rule_rows`` (training rows per column) and ``est._rule_depth_note``
+    (the line of :meth:`summary`).
+
+    Raises
+    ------
+    EnsembleTooLargeError
+        Before any leaf id is computed, when the fit's leaf tables would not
+        fit in the memory budget.
+    """
+    rule_depth = check_rule_depth(est.rule_depth)
+    n = X.shape[0]
+    check_memory(n, ensemble.n_trees, int(ensemble._src_col.max()) + 1, copies=2,
+                 extra_bytes=_BYTES_PER_COLUMN * ensemble.n_rules,
+                 what="the leaf table of this fit (and its fold copies)")
+    table = np.ascontiguousarray(ensemble.leaf_table(X), dtype=np.int32)
+    rows = column_weights(table, None, ensemble.n_rules)
+    deepest = int(tree_depths(ensemble).max(initial=0))
+    if rule_depth == "auto":
+        depth, _ = choose_rule_depth(ensemble, rows, n)
+        how = "rule_depth='auto'"
+    else:
+        depth = deepest if rule_depth is None else rule_depth
+        how = f"rule_depth={rule_depth!r}"
+    if depth < deepest:
+        weights = rows if sample_weight is None else column_weights(
+            table, sample_weight, ensemble.n_rules)
+        ensemble = cut_at_depth(ensemble, depth, weights)
+        cmap = ensemble.column_map.astype(np.int32)
+        chunk = _design.row_chunk(table.shape[1])
+        for r0 in range(0, n, chunk):  # in place: one table alive
+            table[r0:r0 + chunk] = cmap[table[r0:r0 + chunk]]
+        rows = np.bincount(ensemble.column_map, weights=rows, minlength=ensemble.n_rules)
+        est.rule_depth_ = depth
+        what = f"each tree's nodes at depth <= {depth}"
+    else:
+        est.rule_depth_ = None
+        what = f"every leaf (trees of depth <= {deepest})"
+    est._rule_rows = rows
+    est._rule_depth_note = (
+        f"rules: {what} ({how}), a median of {np.median(rows):.4g} of {n} training "
+        "rows per rule")
+    return ensemble, table
+
+
+def warn_small_rules(est, n_rows):
+    """Warn when the kept rules hold too few training rows to generalise."""
+    coef = np.asarray(est.coef_).reshape(len(est._rule_rows), -1)
+    kept = coef.any(axis=1)
+    if not kept.any():
+        return
+    median = float(np.median(est._rule_rows[kept]))
+    need = min_rows_per_rule(n_rows)
+    if median < need:
+        warnings.warn(
+            f"the {int(kept.sum())} kept rules hold a median of {median:.3g} of "
+            f"{n_rows} training rows (fewer than {need:.3g}): rules this small rarely "
+            "generalise. Use a smaller rule_depth (each tree's nodes at that depth "
+            "are then the rules), or a model with shallower trees.",
+            UserWarning, stacklevel=3,
+        )
