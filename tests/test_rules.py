@@ -174,7 +174,9 @@ def test_threshold_text_is_exact_and_short():
                                         dtype="float32")]) == "x0 >= 4.16"
     # LightGBM compares in float64: the shortest decimal exact for every
     # 15-digit input; the repr on request (exact for every float64 input)
-    assert format_conditions([Condition(0, "<=", 0.30500000000000005)]) == "x0 <= 0.305"
+    lightgbm = dict(zero_threshold=float(np.float32(1e-35)))
+    assert format_conditions([Condition(0, "<=", 0.30500000000000005, **lightgbm)]) == \
+        "x0 <= 0.305"
     assert format_conditions([Condition(0, "<=", 0.30500000000000005,
                                         exact_text=True)]) == "x0 <= 0.30500000000000005"
     assert format_conditions([Condition(0, "<=", 1.23456, dtype="float32")],

@@ -101,11 +101,22 @@ def test_printed_threshold_reparsed_selects_the_library_rows(kind):
 def test_float64_text_is_the_shortest_and_lightgbm_noise_goes():
     from firecy.ensembles import Condition
 
+    lightgbm = dict(zero_threshold=float(np.float32(1e-35)))   # its conditions
     for t, want in [(868.2000000000002, "868.2"), (27.600000000000005, "27.6"),
                     (0.1 + 0.2, "0.3"), (1.0, "1.0"), (-2.5e-7, "-2.5e-07")]:
         for op in ("<=", ">"):
-            assert format_threshold(Condition(0, op, t)) == want
-    # no shorter text: the 15-digit neighbours of 1/3 are one unit apart
+            assert format_threshold(Condition(0, op, t, **lightgbm)) == want
+    # elsewhere (HistGradientBoosting) a threshold may be a data value: kept
+    assert format_threshold(Condition(0, "<=", 868.2000000000002)) == "868.2000000000002"
+    assert format_threshold(Condition(0, "<=", 1.0)) == "1.0"
+    # a threshold of full precision may be a data value (HistGradientBoosting
+    # splits at them): it keeps its side, so 1/3 prints to 16 digits
     t = 1 / 3
-    assert format_threshold(Condition(0, "<=", t)) == "0.333333333333333"
-    assert float(format_threshold(Condition(0, "<=", t))) <= t
+    for op in ("<=", ">", "<", ">="):
+        c = Condition(0, op, t)
+        text = format_threshold(c)
+        assert len(text) <= len(repr(t))
+        d = float(text)
+        probes = np.array([[t], [0.333333333333333], [0.333333333333334]])
+        np.testing.assert_array_equal(Condition(0, op, d).evaluate(probes),
+                                      c.evaluate(probes))

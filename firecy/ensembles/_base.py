@@ -13,6 +13,7 @@ import firecy.ensembles._design as _design
 from firecy.ensembles._condition_text import format_conditions
 from firecy.ensembles._dispatch import make_adapter
 from firecy.ensembles._lazy import NodePathList, RuleList
+from firecy.ensembles._depth import column_weights, cut_at_depth
 from firecy.ensembles._memory import check_memory
 from firecy.ensembles._tree import Adapter, depth_first_layout
 
@@ -268,8 +269,6 @@ class RuleEnsemble:
         >>> cut.n_rules, [len(cut.rules[j]) for j in range(4)]
         (20, [2, 2, 2, 2])
         """
-        from firecy.ensembles._depth import column_weights, cut_at_depth
-
         if column_weight is None and X is not None:
             sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
             column_weight = column_weights(self.leaf_table(X), sw, self.n_rules)

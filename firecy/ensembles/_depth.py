@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 
-from firecy.ensembles import _design
+import firecy.ensembles._design as _design
 from firecy.ensembles._lazy import NodePathList, RuleList
 
 __all__ = [

@@ -12,8 +12,11 @@ CLI) writes a numeric threshold with :func:`format_threshold`; the exports
   decimal ``d`` such that ``x <= d`` selects the same values as the model's
   threshold among every number written with at most 15 significant digits
   (all a CSV file holds unless it was written as a float64 ``repr``) and
-  every float32 value (data stored in float32).  LightGBM's
-  ``868.2000000000002`` prints as ``868.2``.  No text shorter than the
+  every float32 value (data stored in float32), and the threshold itself
+  (HistGradientBoosting splits at data values), except LightGBM's, which sit
+  just above its data values, never on one: LightGBM's
+  ``868.2000000000002`` prints as ``868.2``, a HistGradientBoosting
+  threshold of full precision prints in full.  No text shorter than the
   float64 ``repr`` can be exact for all float64 inputs (the threshold itself
   is one), so a value written to 16-17 digits that lies between ``d`` and
   the threshold can read differently: the CLI checks the rows it shows and
@@ -82,10 +85,20 @@ def short_threshold(cond):
     b = _float64_boundary(cond)
     if b is None:
         return None
-    lo, hi = _grid_neighbours(b)
+    g_lo, g_hi = _grid_neighbours(b)
     f_lo, f_hi = _float32_neighbours(b)
-    lo, hi = max(lo, f_lo), min(hi, f_hi)
+    lo, hi = max(g_lo, f_lo), min(g_hi, f_hi)
     strict = cond.op in ("<", ">=")
+    # the threshold itself is a likely input: HistGradientBoosting splits at
+    # data values, so it keeps its side. LightGBM's thresholds (its
+    # conditions carry its zero band) sit just above its data values
+    # (27.600000000000005 above 27.6), never on one
+    t = float(cond.threshold)
+    if cond.dtype == "float64" and not cond.zero_threshold > 0:
+        if strict:
+            hi = min(hi, t)     # "x < d" leaves t out
+        else:
+            lo = max(lo, t)     # "x <= d" takes t in
     for digits in range(1, 18):
         for rounding in (ROUND_FLOOR, ROUND_CEILING):
             d = float(Context(prec=digits, rounding=rounding).plus(Decimal(b)))
