@@ -339,11 +339,11 @@ def test_extract_formats_python_and_sql_agree_with_json(tmp_path, csv_file, mode
     got = np.array([ns["predict"](dict(zip(names, row))) for row in X.tolist()])
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     con = sqlite3.connect(":memory:")
-    con.execute("CREATE TABLE t (" + ", ".join(f'"{n}"' for n in names) + ")")
-    con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})", X.tolist())
+    con.execute("CREATE TABLE data (" + ", ".join(f'"{n}"' for n in names) + ")")
+    con.executemany(f"INSERT INTO data VALUES ({', '.join('?' * len(names))})", X.tolist())
     sql = paths["sql"].read_text()
     assert sql.rstrip().endswith('AS "prediction"')
-    got = np.array([r[0] for r in con.execute(f"SELECT {sql} FROM t ORDER BY rowid")])
+    got = np.array([r[0] for r in con.execute(f"SELECT {sql} FROM data ORDER BY rowid")])
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
 
 

@@ -122,7 +122,7 @@ def test_multiclass_python_and_sql_give_each_class_margin(tmp_path, iris_csv, ca
     # the SQL's comment has typographic quotes (see firecy._escape.sql_comment)
     assert "0 = \u2019setosa\u2019" in sql and 'AS "margin_2"' in sql
     con = sqlite3.connect(":memory:")
-    con.execute("CREATE TABLE t (" + ", ".join(f'"{n}"' for n in names) + ")")
-    con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})", X.tolist())
-    got_sql = np.array(con.execute(f"SELECT {sql} FROM t").fetchall(), dtype=float)
+    con.execute("CREATE TABLE data (" + ", ".join(f'"{n}"' for n in names) + ")")
+    con.executemany(f"INSERT INTO data VALUES ({', '.join('?' * len(names))})", X.tolist())
+    got_sql = np.array(con.execute(f"SELECT {sql} FROM data").fetchall(), dtype=float)
     np.testing.assert_allclose(got_sql, expected, rtol=1e-9, atol=1e-9)

@@ -565,14 +565,15 @@ def two_feature_model():
 
 def test_missing_column_is_an_error_in_sqlite(two_feature_model):
     fire, X = two_feature_model
-    sql = rules_sql(fire, feature_names=["age", "dose"], table="data")
+    sql = rules_sql(fire, feature_names=["age", "dose"])   # table="data" by default
+    assert sql == rules_sql(fire, feature_names=["age", "dose"], table="data")
     con = sqlite3.connect(":memory:")
     con.execute('CREATE TABLE data ("age" REAL, "dosage" REAL)')   # misspelled
     con.executemany("INSERT INTO data VALUES (?, ?)", X.tolist())
     with pytest.raises(sqlite3.OperationalError, match="no such column"):
         con.execute(f"SELECT {sql} FROM data")
     # why: unqualified, SQLite reads "dose" as the string 'dose', and answers
-    unqualified = rules_sql(fire, feature_names=["age", "dose"])
+    unqualified = rules_sql(fire, feature_names=["age", "dose"], table=None)
     wrong = np.array(con.execute(f"SELECT {unqualified} FROM data").fetchall())[:, 0]
     assert not np.allclose(wrong, fire.predict(X))
     con.execute('ALTER TABLE data RENAME COLUMN "dosage" TO "dose"')

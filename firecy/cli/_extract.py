@@ -16,7 +16,7 @@ __all__ = ["run_extract"]
 _DEFAULT_OUTPUT = {"json": "rules.json", "python": "rules.py", "sql": "rules.sql"}
 
 
-def _export_text(fmt, fire, names, doc, task, sql_table=None):
+def _export_text(fmt, fire, names, doc, task, sql_table="data"):
     """The rules in ``fmt``: the JSON document, a Python function or a SQL expression
     (a classifier's: its margin, one per class for more than two classes)."""
     if fmt == "json":
@@ -59,7 +59,7 @@ def run_extract(args):
     doc["comparison"] = summary
     try:
         text = _export_text(fmt, res["fire"], names, doc, args.task,
-                            getattr(args, "sql_table", None))
+                            getattr(args, "sql_table", "data"))
     except ValueError as exc:
         raise CLIError(f"cannot write the rules as {fmt}: {exc}") from None
     try:

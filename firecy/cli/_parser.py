@@ -170,10 +170,11 @@ def build_parser():
     ext.add_argument("--format", choices=["json", "python", "sql"], default="json",
                      help="write the rules as JSON (default), as a standalone Python "
                           "function, or as a SQL expression")
-    ext.add_argument("--sql-table", default=None, metavar="TABLE",
-                     help="with --format sql: write every column as \"TABLE\".\"name\" (the "
-                          "table as your query's FROM clause names it), so that a column "
-                          "the table lacks is an error, in SQLite too")
+    ext.add_argument("--sql-table", default="data", metavar="TABLE",
+                     help="with --format sql: the table your query reads (as its FROM "
+                          "clause names it; default: data); every column is written "
+                          "\"TABLE\".\"name\", so that a column the table lacks is an "
+                          "error, in SQLite too")
     ext.add_argument("--output", default=None, metavar="FILE",
                      help="file to write the rules to (default rules.json, rules.py or "
                           "rules.sql, by --format)")

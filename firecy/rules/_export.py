@@ -195,7 +195,7 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
 
 
 def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=None,
-              alias=None, table=None):
+              alias=None, table="data"):
     """The kept rules as a SQL expression: a sum of ``CASE`` expressions.
 
     Missing values are ``NULL``.  Thresholds are float64 literals in the
@@ -213,13 +213,14 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
         Append ``AS alias``.  A multi-output ensemble gives one expression
         per output, ``AS "<alias>_<k>"`` (alias ``margin`` by default),
         separated by commas.
-    table : str, optional
+    table : str or None, default="data"
         The table the columns are read from, as the query's ``FROM`` clause
-        names it (its alias if it has one): every column is then written
-        ``"table"."name"``, and a column the table lacks is an error in every
-        database.  Without it a column is ``"name"``, which SQLite reads as
-        the string ``'name'`` when the table has no such column (a
-        misspelled or missing column then gives wrong predictions, silently).
+        names it (its alias if it has one): every column is written
+        ``"table"."name"``, so a column the table lacks is an error in every
+        database.  ``None`` writes a bare ``"name"``, which SQLite reads as
+        the string ``'name'`` when the table has no such column (a misspelled
+        or missing column then gives wrong predictions, silently): use it only
+        where the database refuses unknown columns (DuckDB, PostgreSQL).
 
     Returns
     -------
