@@ -311,7 +311,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # pickle with the model, and two threads may fit one object
         self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n,
                      progress=progress)
-        warn_small_rules(self, n)
+        warn_small_rules(self, self._rule_rows_n)
         self.estimator_ = model
         self.ensemble_ = ens
         # what rules_ reports as each rule's support: its training rows

@@ -58,7 +58,16 @@ def rules_at_depth(est, ensemble, X, sample_weight):
                  extra_bytes=_BYTES_PER_COLUMN * ensemble.n_rules,
                  what="the leaf table of this fit (and its fold copies)")
     table = np.ascontiguousarray(ensemble.leaf_table(X), dtype=np.int32)
-    rows = column_weights(table, None, ensemble.n_rules)
+    # the rows a rule holds are the rows of positive weight: a zero weight is
+    # as good as a dropped row (the solver never sees it), so the depth too
+    # must not depend on it
+    if sample_weight is not None and not np.all(np.asarray(sample_weight) > 0):
+        counted = table[np.asarray(sample_weight) > 0]
+    else:
+        counted = table
+    rows = column_weights(counted, None, ensemble.n_rules)
+    n = counted.shape[0]
+    est._rule_rows_n = n
     deepest = int(tree_depths(ensemble).max(initial=0))
     if rule_depth == "auto":
         depth, _ = choose_rule_depth(ensemble, rows, n)
@@ -72,7 +81,7 @@ def rules_at_depth(est, ensemble, X, sample_weight):
         ensemble = cut_at_depth(ensemble, depth, weights)
         cmap = ensemble.column_map.astype(np.int32)
         chunk = _design.row_chunk(table.shape[1])
-        for r0 in range(0, n, chunk):  # in place: one table alive
+        for r0 in range(0, table.shape[0], chunk):  # in place: one table alive
             table[r0:r0 + chunk] = cmap[table[r0:r0 + chunk]]
         rows = np.bincount(ensemble.column_map, weights=rows, minlength=ensemble.n_rules)
         est.rule_depth_ = depth
