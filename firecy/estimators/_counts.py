@@ -6,6 +6,7 @@ from firecy.datafits._poisson_loss import check_counts, log_exposure, poisson_de
 from firecy.estimators._base import FIREEstimatorBase
 from firecy.estimators._glm_paths import PoissonPaths, poisson_validation_loss
 from firecy.estimators._regressor import FIRERegressor
+from firecy.estimators._shared_doc import shared_parameters
 
 __all__ = ["FIREPoissonRegressor"]
 
@@ -35,6 +36,10 @@ class FIREPoissonRegressor(FIRERegressor):
     ``predict`` means would surprise a pipeline, as it would in
     scikit-learn, which also has a separate ``PoissonRegressor``.
 
+    The other parameters mean what they mean for :class:`FIRERegressor`;
+    ``refine_path`` is not used (each path keeps its grid) and the
+    validation error is the mean Poisson deviance.
+
     Parameters
     ----------
     estimator : estimator, default=None
@@ -47,12 +52,7 @@ class FIREPoissonRegressor(FIRERegressor):
         (what a Poisson booster expects). None: ``RandomForestRegressor(
         n_estimators=500, max_depth=3)`` on the rate, as for
         :class:`FIRERegressor`.
-    **params
-        As :class:`FIRERegressor` (``penalty``, ``lam``, ``gamma``, ``fusion``,
-        ``group_l0``, ``max_rules``, ``selection``, ``cv``, ...);
-        ``refine_path`` is not used (the grid is kept). The validation error
-        is the mean Poisson deviance.
-
+{shared}
     Attributes
     ----------
     coef_, intercept_, n_rules_, lambda_, rules_, path_, ...
@@ -161,3 +161,6 @@ class FIREPoissonRegressor(FIRERegressor):
         dev = poisson_deviance(y, mu, s)
         dev0 = poisson_deviance(y, null, s)
         return 1.0 - dev / dev0 if dev0 > 0 else np.nan
+
+
+FIREPoissonRegressor.__doc__ = FIREPoissonRegressor.__doc__.replace("{shared}", shared_parameters())

@@ -7,6 +7,7 @@ from firecy.estimators._base import FIREEstimatorBase
 from firecy.estimators._glm_paths import CoxPaths, cox_validation_loss
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._regressor import FIRERegressor
+from firecy.estimators._shared_doc import shared_parameters
 from firecy.estimators._survival_metrics import concordance_index
 
 __all__ = ["FIRESurvivalRegressor", "martingale_residuals"]
@@ -46,6 +47,11 @@ class FIRESurvivalRegressor(FIRERegressor):
     curvature ``a_j`` is the loss's Hessian diagonal at ``w = 0``
     (``docs/datafits.rst``).
 
+    The other parameters mean what they mean for :class:`FIRERegressor`;
+    ``fit_intercept`` and ``refine_path`` are not used (the Cox loss has no
+    intercept; each path keeps its grid) and the validation error is the Cox
+    partial likelihood on the held-out rows.
+
     Parameters
     ----------
     estimator : estimator, default=None
@@ -57,12 +63,7 @@ class FIRESurvivalRegressor(FIRERegressor):
         other regressor on the martingale residuals of the null Cox model.
         None: ``RandomForestRegressor(n_estimators=500, max_depth=3)`` on those
         residuals.
-    **params
-        As :class:`FIRERegressor` (``penalty``, ``lam``, ``gamma``,
-        ``fusion``, ``group_l0``, ``max_rules``, ``selection``, ``cv``, ...);
-        ``fit_intercept`` and ``refine_path`` are not used. The validation
-        error is the Cox partial likelihood on the held-out rows.
-
+{shared}
     Attributes
     ----------
     coef_, n_rules_, lambda_, rules_, path_, ...
@@ -169,3 +170,6 @@ class FIRESurvivalRegressor(FIRERegressor):
         check_is_fitted(self)
         event, time = check_survival_target(y)
         return float(concordance_index(event > 0, time, self.predict(X)))
+
+
+FIRESurvivalRegressor.__doc__ = FIRESurvivalRegressor.__doc__.replace("{shared}", shared_parameters())

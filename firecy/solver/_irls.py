@@ -90,7 +90,15 @@ class IRLSProblem:
         self.h_ref = self._floor(loss.hessian(eta0), loss.gradient(eta0))
         self.curvature = np.asarray(self.csc.multiply(self.csc).T @ self.h_ref)
         ptr = design.block_ptr
-        self.blocks = [(t, int(ptr[t]), int(ptr[t + 1])) for t in range(design.n_blocks)]
+        self.block_starts = np.asarray(ptr[:-1], dtype=np.intp)
+        # each block's penalty arguments, made once (a penalty call per block
+        # is the outer loop's main Python cost)
+        self.blocks = [(int(ptr[t]), int(ptr[t + 1]),
+                        dict(curvature=self.curvature[ptr[t]:ptr[t + 1]],
+                             columns=np.arange(ptr[t], ptr[t + 1]), block=t))
+                       for t in range(design.n_blocks)]
+        self.all_columns = dict(curvature=self.curvature,
+                                columns=np.arange(design.n_columns), block=0)
 
     @staticmethod
     def _floor(q, g):
@@ -106,32 +114,43 @@ class IRLSProblem:
     def eta(self, coef, intercept):
         return self.offset + intercept + np.asarray(self.csc @ coef)
 
-    def _block_args(self, t, lo, hi):
-        return dict(curvature=self.curvature[lo:hi], columns=np.arange(lo, hi), block=t)
+    def _nonzero_blocks(self, coef):
+        counts = np.add.reduceat(coef != 0, self.block_starts)
+        return [self.blocks[t] for t in np.flatnonzero(counts)]
 
     def penalty_value(self, penalty, coef):
         """``P(w)``: a block of zeros costs nothing, so only nonzero blocks are asked."""
-        total = 0.0
-        for t, lo, hi in self.blocks:
-            wt = coef[lo:hi]
-            if wt.any():
-                total += penalty.value_of(wt, **self._block_args(t, lo, hi))
-        return total
+        return float(sum(penalty.value_of(coef[lo:hi], **args)
+                         for lo, hi, args in self._nonzero_blocks(coef)))
 
     def objective(self, penalty, coef, intercept):
         return self.loss.value(self.eta(coef, intercept)) + self.penalty_value(penalty, coef)
 
     def lambda_max(self, penalty):
         """The smallest ``lam`` with ``w = 0`` stationary (max over blocks)."""
-        return max(penalty.lambda_max_of(self.grad0[lo:hi], **self._block_args(t, lo, hi))
-                   for t, lo, hi in self.blocks)
+        return max(penalty.lambda_max_of(self.grad0[lo:hi], **args)
+                   for lo, hi, args in self.blocks)
 
     def kkt_residual(self, penalty, coef, grad_cols):
         """The largest distance of ``-grad_j`` to the penalty's subdifferential
         interval (0 at a stationary point of L1, MCP and fusion)."""
+        if penalty.is_separable:
+            # block boundaries do not matter: one call for every column
+            d = penalty.direction_of(coef, grad_cols, **self.all_columns)
+            return float(np.max(d)) if d.size else 0.0
+        from firecy.penalties import FusedPenalty
+
+        blocks = self.blocks
+        if isinstance(penalty, FusedPenalty):
+            # at w_t = 0 every coordinate's interval holds [-lam, lam] (fusion
+            # adds an interval around 0): a zero block whose gradient is
+            # inside it is stationary, no call needed
+            big = np.maximum.reduceat(np.abs(grad_cols), self.block_starts) > penalty.lam
+            nonzero = np.add.reduceat(coef != 0, self.block_starts) > 0
+            blocks = [blocks[t] for t in np.flatnonzero(big | nonzero)]
         res = 0.0
-        for t, lo, hi in self.blocks:
-            d = penalty.direction_of(coef[lo:hi], grad_cols[lo:hi], **self._block_args(t, lo, hi))
+        for lo, hi, args in blocks:
+            d = penalty.direction_of(coef[lo:hi], grad_cols[lo:hi], **args)
             res = max(res, float(np.max(d)) if d.size else 0.0)
         return res
 
