@@ -189,7 +189,9 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
     # linearly, slowly where exp(eta) moved far from the null model (100
     # steps were not enough on a 20-tree Poisson path).
     exact_newton = _curvature_free(penalty)
-    newton, rho = True, 1.0
+    # rho starts where the previous solve of this problem left it (a path's
+    # neighbouring points need about the same damping)
+    newton, rho = True, getattr(problem, "rho", 1.0)
     scale = float(np.max(np.abs(problem.grad0))) if kkt_scale is None else kkt_scale
     eta = problem.eta(w, b)
     pen_w = problem.penalty_value(penalty, w)
@@ -229,10 +231,12 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
             F_old, F = F, loss.value(eta) + pen_w
             if not newton:
                 rho = max(1.0, rho / 2)
+                problem.rho = rho
         else:
             F_old = F
             if not newton and rho < 1e6:
                 rho *= 2
+                problem.rho = rho
                 continue
         rel = (F_old - F) / max(abs(F), 1e-300)
         if (rel <= tol or not accepted) and newton and not exact_newton:
