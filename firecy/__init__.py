@@ -27,7 +27,8 @@ def _source_tree_error(missing):
 
 try:
     from firecy.datafits import register_datafit
-    from firecy.estimators import FIREClassifier, FIRERegressor
+    from firecy.estimators import (
+        FIREClassifier, FIREPoissonRegressor, FIRERegressor, FIRESurvivalRegressor)
     from firecy.penalties import register_penalty
     from firecy import risk  # noqa: E402  (firecy.risk.risk_card & co.)
 except ModuleNotFoundError as error:
@@ -36,4 +37,5 @@ except ModuleNotFoundError as error:
         raise
     raise source_tree from None
 
-__all__ = ["FIREClassifier", "FIRERegressor", "get_include", "register_datafit", "register_penalty"]
+__all__ = ["FIREClassifier", "FIREPoissonRegressor", "FIRERegressor",
+           "FIRESurvivalRegressor", "get_include", "register_datafit", "register_penalty"]

@@ -8,7 +8,10 @@ along regularisation paths, the rules table) lives in
 grid in ``_params``, the checks on the given model in ``_model_inspection``.
 """
 from firecy.estimators._classifier import FIREClassifier
+from firecy.estimators._counts import FIREPoissonRegressor
 from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._selection import FIREPath
+from firecy.estimators._survival import FIRESurvivalRegressor
 
-__all__ = ["FIREClassifier", "FIRERegressor", "FIREPath"]
+__all__ = ["FIREClassifier", "FIRERegressor", "FIREPoissonRegressor",
+           "FIRESurvivalRegressor", "FIREPath"]

@@ -1,0 +1,69 @@
+"""How the count and survival estimators fit their paths: the ``fitter``
+objects of :func:`~firecy.estimators._selection.select_on_paths` for the
+Poisson and Cox losses, on the proximal-Newton outer loop
+(:mod:`firecy.solver._irls`), and their validation losses.
+
+Both read a *packed target*, one row per sample (the selection slices it by
+rows): Poisson ``[count, offset]`` with the offset ``log(exposure) + c(x)``;
+Cox ``[event, time, offset]`` with the offset ``c(x)``.
+"""
+import numpy as np
+
+from firecy._validation import check_sample_weight
+from firecy.datafits._cox_loss import CoxLoss, cox_deviance
+from firecy.datafits._poisson_loss import PoissonLoss, poisson_deviance
+from firecy.solver._irls import IRLSProblem, irls_path
+
+__all__ = ["PoissonPaths", "CoxPaths", "poisson_validation_loss", "cox_validation_loss"]
+
+
+class _IRLSPaths:
+    def path(self, design, y, penalty, *, sample_weight=None, lambdas=None, n_lambdas=50,
+             eps=1e-3, max_rules=None, fit_intercept=True, tol=1e-6, max_iter=None,
+             progress=None, refine_path=False):
+        # refine_path (bisection where the rule count jumps) is the compiled
+        # path driver's; these paths keep their grid
+        s = check_sample_weight(sample_weight, y.shape[0])
+        loss, offset = self.loss(y, s)
+        problem = IRLSProblem(design, loss, offset, fit_intercept)
+        return irls_path(problem, penalty, lambdas=lambdas, n_lambdas=n_lambdas, eps=eps,
+                         max_rules=max_rules, tol=tol, inner_max_iter=max_iter,
+                         progress=progress)
+
+    def predict(self, design, y, path):
+        """Raw predictions (log rate + log exposure; log partial hazard),
+        shape (n_rows, n_points)."""
+        return (np.asarray(design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
+                + y[:, -1:])
+
+
+class PoissonPaths(_IRLSPaths):
+    """Paths of the Poisson loss; packed target ``[count, offset]``."""
+
+    @staticmethod
+    def loss(y, s):
+        return PoissonLoss(y[:, 0], s), y[:, 1]
+
+
+class CoxPaths(_IRLSPaths):
+    """Paths of the Cox partial likelihood; packed target ``[event, time, offset]``."""
+
+    @staticmethod
+    def loss(y, s):
+        return CoxLoss(y[:, 0], y[:, 1], s), y[:, 2]
+
+
+def poisson_validation_loss(y, pred, sample_weight):
+    """Mean Poisson deviance of each column of raw predictions ``pred``."""
+    w = sample_weight if sample_weight.sum() > 0 else None
+    return np.array([poisson_deviance(y[:, 0], np.exp(pred[:, k]), w)
+                     for k in range(pred.shape[1])])
+
+
+def cox_validation_loss(y, pred, sample_weight):
+    """The Cox partial likelihood (Breslow) of each column of ``pred`` on
+    the validation rows: their own risk sets, as glmnet's ``type.measure =
+    "deviance"`` for ``family = "cox"`` does in its ungrouped form."""
+    w = sample_weight if sample_weight.sum() > 0 else np.ones_like(sample_weight)
+    return np.array([cox_deviance(y[:, 0], y[:, 1], pred[:, k], w)
+                     for k in range(pred.shape[1])])

@@ -1,0 +1,310 @@
+"""Poisson and Cox: the losses (finite differences, ties, bad input), the
+proximal-Newton outer loop against skglm's Poisson and Cox datafits with L1,
+MCP stationarity, the concordance index and the estimators."""
+import warnings
+
+import numpy as np
+import pytest
+
+from firecy.datafits._cox_loss import CoxLoss, check_survival_target
+from firecy.datafits._poisson_loss import PoissonLoss, check_counts, log_exposure
+from firecy.estimators._survival_metrics import concordance_index
+from firecy.penalties import L1, MCP, L1Fusion
+from firecy.solver import BlockDesign
+from firecy.solver._irls import IRLSProblem, irls_path, irls_solve
+
+
+def _forest_design(n=300, seed=0, n_trees=15):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    table, values, ptr = [], [], [0]
+    for t in range(n_trees):
+        # a depth-2 tree on random features and thresholds: 4 leaves
+        f1, f2 = rng.choice(4, 2, replace=False)
+        a, b = rng.normal(scale=0.7, size=2)
+        leaf = 2 * (X[:, f1] > a) + (X[:, f2] > b)
+        table.append(ptr[-1] + leaf)
+        values.extend(rng.normal(size=4))
+        ptr.append(ptr[-1] + 4)
+    design = BlockDesign.from_leaf_table(np.column_stack(table), values, ptr)
+    return X, design, rng
+
+
+def _poisson_data(n=300, seed=0):
+    X, design, rng = _forest_design(n, seed)
+    mu = np.exp(0.6 * X[:, 0] - 0.5 * (X[:, 1] > 0))
+    return X, design, rng.poisson(mu).astype(float), rng
+
+
+def _cox_data(n=300, seed=0):
+    X, design, rng = _forest_design(n, seed)
+    time = np.round(rng.exponential(np.exp(-0.8 * X[:, 0])), 1) + 0.1  # many ties
+    event = (rng.uniform(size=n) < 0.7).astype(float)
+    return X, design, event, time, rng
+
+
+# -- losses ---------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["poisson", "cox"])
+def test_gradient_and_hessian_diagonal_match_finite_differences(kind):
+    rng = np.random.default_rng(1)
+    n = 40
+    s = rng.uniform(0.5, 2.0, size=n)
+    if kind == "poisson":
+        loss = PoissonLoss(rng.poisson(2.0, size=n), s)
+    else:
+        time = rng.integers(1, 8, size=n).astype(float)   # ties
+        loss = CoxLoss((rng.uniform(size=n) < 0.6).astype(float), time, s)
+    eta = rng.normal(scale=0.5, size=n)
+    g, h = loss.gradient(eta), loss.hessian(eta)
+    eps = 1e-6
+    for i in range(n):
+        e = np.zeros(n)
+        e[i] = eps
+        fd = (loss.value(eta + e) - loss.value(eta - e)) / (2 * eps)
+        assert fd == pytest.approx(g[i], abs=1e-8)
+        fd2 = (loss.gradient(eta + e)[i] - loss.gradient(eta - e)[i]) / (2 * eps)
+        assert fd2 == pytest.approx(h[i], abs=1e-7)
+
+
+def test_cox_breslow_ties_by_hand():
+    # two rows tied at t=1 (both events) share the risk set {all 3 rows}
+    loss = CoxLoss(np.array([1.0, 1.0, 0.0]), np.array([1.0, 1.0, 2.0]), np.ones(3))
+    eta = np.array([0.2, -0.1, 0.5])
+    R = np.exp(eta).sum()
+    expected = (2 * np.log(R) - eta[0] - eta[1]) / 3
+    assert loss.value(eta) == pytest.approx(expected, rel=1e-12)
+
+
+def test_cox_is_shift_invariant():
+    _, _, event, time, rng = _cox_data(50)
+    loss = CoxLoss(event, time, np.ones(50))
+    eta = rng.normal(size=50)
+    assert loss.value(eta + 3.0) == pytest.approx(loss.value(eta), rel=1e-12)
+    assert abs(loss.gradient(eta).sum()) < 1e-12
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="non-negative"):
+        check_counts([1.0, -1.0])
+    with pytest.raises(ValueError, match="exposure must be positive"):
+        log_exposure([1.0, 0.0], 2)
+    with pytest.raises(ValueError, match="positive and finite"):
+        check_survival_target(np.array([(True, 0.0)], dtype=[("e", bool), ("t", float)]))
+    with pytest.raises(ValueError, match="no event"):
+        CoxLoss(np.zeros(3), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="structured array"):
+        check_survival_target(np.ones(5))
+    with pytest.raises(ValueError, match="every count"):
+        PoissonLoss(np.zeros(3), np.ones(3)).null_intercept(np.zeros(3))
+
+
+# -- against skglm ----------------------------------------------------------------
+skglm = pytest.importorskip("skglm")
+
+
+def _skglm_poisson(M, y, lam):
+    from skglm.datafits import Poisson
+    from skglm.penalties import WeightedL1
+    from skglm.solvers import ProxNewton
+
+    # skglm has no intercept for Poisson: an unpenalised column of ones
+    Xa = np.column_stack([M, np.ones(M.shape[0])])
+    pen = WeightedL1(lam, np.r_[np.ones(M.shape[1]), 0.0])
+    df = Poisson()
+    df.initialize(Xa, y)
+    coef = ProxNewton(tol=1e-12, fit_intercept=False, max_iter=500).solve(Xa, y, df, pen)[0]
+    eta = Xa @ coef
+    return np.mean(np.exp(eta) - y * eta) + lam * np.abs(coef[:-1]).sum()
+
+
+def _skglm_cox(M, event, time, lam):
+    from skglm.datafits import Cox
+    from skglm.penalties import L1 as SL1
+    from skglm.solvers import ProxNewton
+
+    y = np.column_stack([time, event])
+    df = Cox()
+    df.initialize(M, y)
+    coef = ProxNewton(tol=1e-12, fit_intercept=False, max_iter=500).solve(M, y, df, SL1(lam))[0]
+    return df.value(y, coef, M @ coef) + lam * np.abs(coef).sum()
+
+
+@pytest.mark.parametrize("frac", [0.3, 0.05])
+def test_poisson_l1_matches_skglm(frac):
+    _, design, y, _ = _poisson_data()
+    prob = IRLSProblem(design, PoissonLoss(y, np.ones(len(y))), np.zeros(len(y)))
+    lam = frac * prob.lambda_max(L1())
+    res = irls_solve(prob, L1(lam), tol=1e-10)
+    ref = _skglm_poisson(design.tocsc().toarray(), y, lam)
+    assert res.converged
+    assert res.objective <= ref + 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("frac", [0.3, 0.05])
+def test_cox_l1_matches_skglm(frac):
+    _, design, event, time, _ = _cox_data()
+    prob = IRLSProblem(design, CoxLoss(event, time, np.ones(len(time))), np.zeros(len(time)))
+    lam = frac * prob.lambda_max(L1())
+    res = irls_solve(prob, L1(lam), tol=1e-10)
+    ref = _skglm_cox(design.tocsc().toarray(), event, time, lam)
+    assert res.converged
+    assert res.objective <= ref + 1e-6 * abs(ref)
+
+
+def test_lambda_max_zeroes_the_rules():
+    _, design, y, _ = _poisson_data()
+    prob = IRLSProblem(design, PoissonLoss(y, np.ones(len(y))), np.zeros(len(y)))
+    top = prob.lambda_max(L1())
+    assert irls_solve(prob, L1(top * 1.0001), tol=1e-8).n_rules == 0
+    assert irls_solve(prob, L1(top * 0.9), tol=1e-8).n_rules > 0
+
+
+# -- stationarity -------------------------------------------------------------------
+def _kkt(prob, pen, res):
+    g = np.asarray(prob.csc.T @ prob.loss.gradient(prob.eta(res.coef, res.intercept)))
+    return prob.kkt_residual(pen, res.coef, g)
+
+
+@pytest.mark.parametrize("kind", ["poisson", "cox"])
+def test_mcp_solution_is_stationary(kind):
+    if kind == "poisson":
+        _, design, y, _ = _poisson_data()
+        loss = PoissonLoss(y, np.ones(len(y)))
+    else:
+        _, design, event, time, _ = _cox_data()
+        loss = CoxLoss(event, time, np.ones(len(time)))
+    prob = IRLSProblem(design, loss, np.zeros(design.n_samples))
+    lam = 0.1 * prob.lambda_max(L1())
+    pen = MCP(lam, 3.0)
+    res = irls_solve(prob, pen, tol=1e-9, max_iter=2000)
+    assert res.n_rules > 0
+    # the subdifferential distance with MCP's reference curvature, by hand
+    g = np.asarray(prob.csc.T @ loss.gradient(prob.eta(res.coef, res.intercept)))
+    w, a = res.coef, prob.curvature
+    inside = (w != 0) & (np.abs(w) <= 3.0 * lam / a)
+    resid = np.where(w == 0, np.maximum(np.abs(g) - lam, 0.0),
+                     np.where(inside, np.abs(g + lam * np.sign(w) - a * w / 3.0), np.abs(g)))
+    # (the reference-curvature steps converge linearly: the outer loop stops
+    # at a KKT residual of sqrt(tol) times the null gradient)
+    assert resid.max() <= 1e-3 * lam
+    assert _kkt(prob, pen, res) <= 1e-3 * lam
+    # and a test that can fail: a perturbed point is not stationary
+    res.coef[np.flatnonzero(res.coef)[0]] *= 1.5
+    assert _kkt(prob, pen, res) > 1e-2 * lam
+
+
+def test_outer_steps_never_raise_the_objective():
+    _, design, y, _ = _poisson_data()
+    prob = IRLSProblem(design, PoissonLoss(y, np.ones(len(y))), np.zeros(len(y)))
+    lam = 0.05 * prob.lambda_max(L1())
+    objs = [irls_solve(prob, MCP(lam, 1.5), tol=1e-8, max_iter=k, warn=False).objective
+            for k in (1, 2, 4, 8, 16)]
+    assert np.all(np.diff(objs) <= 1e-15)
+
+
+def test_non_convergence_warns():
+    _, design, y, _ = _poisson_data()
+    prob = IRLSProblem(design, PoissonLoss(y, np.ones(len(y))), np.zeros(len(y)))
+    with pytest.warns(Warning, match="did not converge"):
+        irls_solve(prob, MCP(0.01 * prob.lambda_max(L1()), 1.1), tol=1e-14, max_iter=1)
+
+
+def test_exposure_offset_equals_rate_weights():
+    # counts with a log-exposure offset = rates with the exposure as weight
+    _, design, y, rng = _poisson_data()
+    e = rng.uniform(0.5, 3.0, size=len(y))
+    a = IRLSProblem(design, PoissonLoss(y, np.ones(len(y))), np.log(e))
+    b = IRLSProblem(design, PoissonLoss(y / e, e), np.zeros(len(y)))
+    lam = 0.1 * a.lambda_max(L1())
+    ra = irls_solve(a, L1(lam), tol=1e-10)
+    rb = irls_solve(b, L1(lam * len(y) / e.sum()), tol=1e-10)
+    np.testing.assert_allclose(ra.coef, rb.coef, atol=1e-5)
+
+
+def test_path_with_fusion_and_budget():
+    _, design, y, _ = _poisson_data()
+    prob = IRLSProblem(design, PoissonLoss(y, np.ones(len(y))), np.zeros(len(y)))
+    path = irls_path(prob, L1Fusion(1.0, 0.5), n_lambdas=20, max_rules=10)
+    assert path.n_rules[0] == 0 and path.converged.all()
+    assert path.n_rules[-1] > 10 or len(path) == 20
+    assert np.all(np.diff(path.objectives) <= 1e-12)
+
+
+# -- concordance ----------------------------------------------------------------------
+def _brute_concordance(event, time, risk):
+    num = den = 0.0
+    for i in range(len(time)):
+        if not event[i]:
+            continue
+        for j in range(len(time)):
+            if time[i] < time[j]:
+                den += 1
+                num += 1.0 if risk[i] > risk[j] else 0.5 if risk[i] == risk[j] else 0.0
+    return num / den
+
+
+def test_concordance_matches_brute_force():
+    rng = np.random.default_rng(3)
+    event = rng.uniform(size=120) < 0.6
+    time = rng.integers(1, 20, size=120).astype(float)
+    risk = np.round(rng.normal(size=120), 1)   # ties in risk too
+    assert concordance_index(event, time, risk, chunk=7) == pytest.approx(
+        _brute_concordance(event, time, risk), rel=1e-12)
+    assert concordance_index(event, time, -time) == 1.0
+
+
+def test_concordance_matches_scikit_survival():
+    sksurv = pytest.importorskip("sksurv.metrics")
+    rng = np.random.default_rng(4)
+    event = rng.uniform(size=200) < 0.6
+    time = rng.exponential(size=200)
+    risk = rng.normal(size=200)
+    ref = sksurv.concordance_index_censored(event, time, risk)[0]
+    assert concordance_index(event, time, risk) == pytest.approx(ref, rel=1e-12)
+
+
+# -- estimators -------------------------------------------------------------------------
+def _forest():
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(30, max_depth=3, random_state=0)
+
+
+def test_poisson_estimator_predicts_rates_and_scores_d2():
+    from firecy import FIREPoissonRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    e = rng.uniform(0.5, 2.0, size=400)
+    y = rng.poisson(e * np.exp(0.8 * (X[:, 0] > 0)))
+    fire = FIREPoissonRegressor(_forest(), random_state=0, cv=3).fit(X, y, exposure=e)
+    assert 0 < fire.n_rules_ <= 14
+    rate = fire.predict(X)
+    np.testing.assert_allclose(fire.predict(X, exposure=e), rate * e)
+    assert 0.05 < fire.score(X, y, exposure=e) < 1
+    with pytest.raises(ValueError, match="non-negative"):
+        FIREPoissonRegressor(_forest()).fit(X, -np.ones(400))
+    with pytest.raises(ValueError, match="exposure must be positive"):
+        FIREPoissonRegressor(_forest()).fit(X, y, exposure=np.zeros(400))
+
+
+def test_survival_estimator_scores_concordance():
+    from firecy import FIRESurvivalRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    time = rng.exponential(np.exp(-1.0 * (X[:, 0] > 0)))
+    event = rng.uniform(size=300) < 0.8
+    y = np.array(list(zip(event, time)), dtype=[("event", bool), ("time", float)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fire = FIRESurvivalRegressor(_forest(), random_state=0, cv=3).fit(X, y)
+    assert 0 < fire.n_rules_ <= 14
+    assert fire.score(X, y) > 0.6
+    assert fire.score(X, y) == pytest.approx(concordance_index(event, time, fire.predict(X)))
+    with pytest.raises(ValueError, match="structured array"):
+        FIRESurvivalRegressor(_forest()).fit(X, time)
+    y0 = y.copy()
+    y0["event"] = False
+    with pytest.raises(ValueError, match="no event"):
+        FIRESurvivalRegressor(_forest()).fit(X, y0)
