@@ -101,7 +101,7 @@ class RiskCard:
     within_bound_ : bool
         Whether ``log_loss_ <= (1 + max_loss_increase) * model_log_loss_``.
     n_dropped_rules_ : int
-        Rules of the model that round to 0 points.
+        Rules of the model that get 0 points (left off the card).
 
     Examples
     --------
@@ -244,7 +244,7 @@ class RiskCard:
         lines.append(f"{self.n_scores_} distinct scores on that data, points from {lo:+d} "
                      f"to {hi:+d}")
         if self.n_dropped_rules_:
-            lines.append(f"{self.n_dropped_rules_} rule(s) of the model round to 0 points "
+            lines.append(f"{self.n_dropped_rules_} rule(s) of the model get 0 points "
                          "and are left out")
         return "\n".join(lines)
 
