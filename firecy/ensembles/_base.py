@@ -6,6 +6,8 @@ leaf as a rule and builds the leaf table and the design for any data.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -13,7 +15,7 @@ import firecy.ensembles._design as _design
 from firecy.ensembles._condition_text import format_conditions
 from firecy.ensembles._dispatch import make_adapter
 from firecy.ensembles._lazy import NodePathList, RuleList
-from firecy.ensembles._depth import column_weights, cut_at_depth
+from firecy.ensembles._depth import column_weights, cut_at_depth, union_of_cuts
 from firecy.ensembles._memory import check_memory
 from firecy.ensembles._tree import Adapter, depth_first_layout
 
@@ -233,9 +235,12 @@ class RuleEnsemble:
 
         Parameters
         ----------
-        depth : int
+        depth : int or sequence of int
             Depth of the cut (the root is depth 0; a depth at or beyond a
-            tree's depth leaves it whole).
+            tree's depth leaves it whole).  Several distinct depths in
+            increasing order (``(1, 2)``: single conditions and pairs) give
+            the union of the cuts, one block per (depth, tree): see
+            ``_depth.union_of_cuts``.
         X : array-like, optional
             Training data: a cut column's value is the mean of the model's
             leaf values over the rows of ``X`` in the node, weighted by
@@ -272,6 +277,11 @@ class RuleEnsemble:
         if column_weight is None and X is not None:
             sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
             column_weight = column_weights(self.leaf_table(X), sw, self.n_rules)
+        if not isinstance(depth, (numbers.Integral, str)) and hasattr(depth, "__len__"):
+            if len(depth) == 1:
+                depth = depth[0]
+            else:
+                return union_of_cuts(self, depth, column_weight)
         return cut_at_depth(self, depth, column_weight)
 
     def _leaf(self, j):

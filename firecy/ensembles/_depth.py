@@ -31,7 +31,7 @@ from firecy.ensembles._lazy import NodePathList, RuleList
 
 __all__ = [
     "AUTO_MAX_DEPTH", "choose_rule_depth", "column_weights", "cut_at_depth",
-    "min_rows_per_rule", "node_depths", "rule_depths", "tree_depths",
+    "min_rows_per_rule", "node_depths", "rule_depths", "tree_depths", "union_of_cuts",
 ]
 
 # "auto" never goes deeper than the paper's depth-3 trees (rules of at most
@@ -236,3 +236,81 @@ def choose_rule_depth(ensemble, row_counts, n_rows):
         if med >= need:
             break
     return d, med
+
+
+def union_of_cuts(ensemble, depths, column_weight=None):
+    """Every tree cut at each of ``depths``, one block per (depth, tree).
+
+    RuleFit's design: the rules of a tree at several depths at once (single
+    conditions and pairs for ``depths=(1, 2)``).  Each cut is a partition of
+    the rows, so a block of the union is one as well: the engine's
+    assumptions (one column per row and block, disjoint supports within a
+    block, left-to-right order) hold block by block.  The blocks of depth
+    ``depths[0]`` come first, then those of ``depths[1]``, and so on; block
+    ``b`` of cut ``k`` is block ``k * T + b``.  A node that is a leaf of
+    the tree cut at two of the depths (a leaf of depth 1 in the cuts at 1
+    and 2) is a column of both blocks.
+
+    Parameters
+    ----------
+    ensemble : RuleEnsemble
+        The leaf-level ensemble.
+    depths : sequence of int
+        Distinct depths >= 0, in increasing order.
+    column_weight : ndarray of shape (n_rules,), optional
+        As for :func:`cut_at_depth`.
+
+    Returns
+    -------
+    RuleEnsemble
+        ``rule_depth`` is the tuple of depths, ``uncut`` the leaf-level
+        ensemble, ``column_map`` None (a leaf lies in one column per cut:
+        ``column_maps`` holds the map of each cut, in the order of the
+        blocks); ``tree_scale`` is divided by the number of cuts, so that
+        the default coefficients predict the mean of the cut trees.
+    """
+    depths = tuple(int(d) for d in depths)
+    if len(depths) < 2 or list(depths) != sorted(set(depths)):
+        raise ValueError(f"depths must be at least two distinct increasing depths, got {depths!r}")
+    base = getattr(ensemble, "uncut", None) or ensemble
+    if base is not ensemble:
+        raise ValueError("union_of_cuts needs the leaf-level ensemble, not a cut one")
+    cuts = [cut_at_depth(ensemble, d, column_weight) for d in depths]
+    K, T = len(cuts), ensemble.n_trees
+    out = copy.copy(ensemble)
+    ptr = [np.asarray(cuts[0].block_ptr, dtype=np.int64)]
+    lut, lut_local, lut_off = [cuts[0]._lut], [cuts[0]._lut_local], [cuts[0]._lut_off[:-1]]
+    node_off = [np.asarray(ensemble.node_offset[:-1], dtype=np.int64)]
+    n_nodes = int(ensemble.node_offset[-1])
+    for k, cut in enumerate(cuts[1:], 1):
+        shift = int(ptr[-1][-1])
+        ptr.append(np.asarray(cut.block_ptr[1:], dtype=np.int64) + shift)
+        lut.append(np.where(cut._lut >= 0, cut._lut + shift, -1).astype(np.int32))
+        lut_local.append(cut._lut_local)
+        lut_off.append(cut._lut_off[:-1] + int(sum(c._lut.shape[0] for c in cuts[:k])))
+        node_off.append(np.asarray(ensemble.node_offset[:-1], dtype=np.int64) + k * n_nodes)
+    lut_off.append([sum(c._lut.shape[0] for c in cuts)])
+    node_off.append([K * n_nodes])
+    out.n_trees = K * T
+    out.block_ptr = np.concatenate(ptr)
+    out.n_rules = int(out.block_ptr[-1])
+    out.leaf_values = np.concatenate([c.leaf_values for c in cuts])
+    out.leaf_node_ids = np.concatenate([c.leaf_node_ids for c in cuts])
+    out._leaf_nodes = np.concatenate([c._leaf_nodes for c in cuts])
+    # global node ids stay unique across blocks: cut k's copies of a tree's
+    # nodes are shifted by k times the ensemble's node count
+    out.node_offset = np.concatenate(node_off).astype(np.int64)
+    out._blocks = list(ensemble._blocks) * K
+    out.tree_scale = np.tile(np.asarray(ensemble.tree_scale, dtype=np.float64), K) / K
+    out.tree_class = np.tile(ensemble.tree_class, K)
+    out._src_col = np.tile(ensemble._src_col, K)
+    out._lut = np.concatenate(lut).astype(np.int32)
+    out._lut_local = np.concatenate(lut_local)
+    out._lut_off = np.concatenate(lut_off).astype(np.int64)
+    out.rules = RuleList(out)
+    out.node_paths = NodePathList(out)
+    out.rule_depth = depths
+    out.uncut = ensemble
+    out.column_map = None
+    out.column_maps = [c.column_map for c in cuts]
+    return out

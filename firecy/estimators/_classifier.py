@@ -130,7 +130,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     max_rules : int, default=14
         Rule budget over all classes (fewer than 15, the FIRE paper's).
         ``None``: no budget.
-    rule_depth : "auto", int or None, default="auto"
+    rule_depth : "auto", int, tuple of int or None, default="auto"
         Which nodes of each tree are rules, as in
         :class:`~firecy.FIRERegressor` (the depth used is ``rule_depth_``).
     n_lambdas : int, default=50
@@ -175,8 +175,9 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         into ``classes_``) block t speaks for (all 0 for one output: class 1).
     coef_ : ndarray of shape (n_rules_total,)
         Rule weights (mostly zero).
-    rule_depth_ : int or None
-        The depth the trees were cut at (None: every leaf is a rule).
+    rule_depth_ : int, tuple of int or None
+        The depth the trees were cut at (None: every leaf is a rule; a
+        tuple: the depths of a union of cuts).
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.

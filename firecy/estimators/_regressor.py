@@ -112,7 +112,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         weights in the final (full-data) model are eligible, and paths stop
         after the first point beyond it. The default is the paper's "fewer
         than 15 rules". None: no budget.
-    rule_depth : "auto", int or None, default="auto"
+    rule_depth : "auto", int, tuple of int or None, default="auto"
         Which nodes of each tree are rules: an int ``d`` takes the leaves of
         each tree cut at depth ``d`` (every node at depth ``d``, and every
         leaf above it), None every leaf. "auto" takes the largest depth, at
@@ -124,7 +124,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         categories included); its value is the model's prediction averaged
         over the node's training rows (``docs/objective.rst``). The depth
         used is ``rule_depth_``; ``summary()`` says what was done, and a
-        warning says when the kept rules hold too few rows.
+        warning says when the kept rules hold too few rows. A tuple of
+        depths takes the nodes at each depth at once, one block per depth
+        and tree (``(1, 2)``: single conditions and pairs, RuleFit's design).
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -177,8 +179,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Rule weights (mostly zero).
     intercept_ : float
         The intercept ``b`` (on top of the ensemble's baseline).
-    rule_depth_ : int or None
-        The depth the trees were cut at (None: every leaf is a rule).
+    rule_depth_ : int, tuple of int or None
+        The depth the trees were cut at (None: every leaf is a rule; a
+        tuple: the depths of a union of cuts).
     n_rules_ : int
         Number of nonzero rule weights.
     lambda_ : float

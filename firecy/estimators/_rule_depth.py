@@ -19,6 +19,7 @@ from firecy.ensembles._depth import (
     cut_at_depth,
     min_rows_per_rule,
     tree_depths,
+    union_of_cuts,
 )
 from firecy.ensembles._memory import check_memory
 
@@ -29,14 +30,27 @@ __all__ = ["check_rule_depth", "rules_at_depth", "warn_small_rules"]
 _BYTES_PER_COLUMN = 64
 
 
+def _is_depth(d):
+    return isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1
+
+
 def check_rule_depth(rule_depth):
-    """``rule_depth`` validated: "auto", None or an int >= 1."""
+    """``rule_depth`` validated: "auto", None, an int >= 1 or a tuple of them.
+
+    A list or tuple of distinct depths (``(1, 2)``: single conditions and
+    pairs) is returned as a sorted tuple; one depth as that int.
+    """
     if rule_depth is None or (isinstance(rule_depth, str) and rule_depth == "auto"):
         return rule_depth
-    if isinstance(rule_depth, numbers.Integral) and not isinstance(rule_depth, bool) \
-            and rule_depth >= 1:
+    if _is_depth(rule_depth):
         return int(rule_depth)
-    raise ValueError(f"rule_depth must be 'auto', None or an int >= 1, got {rule_depth!r}")
+    if isinstance(rule_depth, (list, tuple)) and rule_depth \
+            and all(_is_depth(d) for d in rule_depth) \
+            and len(set(int(d) for d in rule_depth)) == len(rule_depth):
+        depths = tuple(sorted(int(d) for d in rule_depth))
+        return depths[0] if len(depths) == 1 else depths
+    raise ValueError("rule_depth must be 'auto', None, an int >= 1 or a tuple of distinct "
+                     f"ints >= 1, got {rule_depth!r}")
 
 
 def rules_at_depth(est, ensemble, X, sample_weight):
@@ -69,6 +83,12 @@ def rules_at_depth(est, ensemble, X, sample_weight):
     n = counted.shape[0]
     est._rule_rows_n = n
     deepest = int(tree_depths(ensemble).max(initial=0))
+    if isinstance(rule_depth, tuple):
+        # a depth at or beyond every tree's depth is the leaves themselves
+        depths = tuple(sorted({min(d, max(deepest, 1)) for d in rule_depth}))
+        if len(depths) > 1:
+            return _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n)
+        rule_depth = depths[0]
     if rule_depth == "auto":
         depth, _ = choose_rule_depth(ensemble, rows, n)
         how = "rule_depth='auto'"
@@ -94,6 +114,28 @@ def rules_at_depth(est, ensemble, X, sample_weight):
         f"rules: {what} ({how}), a median of {np.median(rows):.4g} of {n} training "
         "rows per rule")
     return ensemble, table
+
+
+def _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n):
+    """:func:`rules_at_depth` for several depths: the union of the cuts."""
+    weights = rows if sample_weight is None else column_weights(
+        table, sample_weight, ensemble.n_rules)
+    union = union_of_cuts(ensemble, depths, weights)
+    out = np.empty((table.shape[0], union.n_trees), dtype=np.int32)
+    T = table.shape[1]
+    shift = 0
+    for k, cmap in enumerate(union.column_maps):
+        out[:, k * T:(k + 1) * T] = cmap.astype(np.int32)[table] + shift
+        shift += int(cmap[-1]) + 1
+    est._rule_rows = np.concatenate([
+        np.bincount(cmap, weights=rows, minlength=int(cmap[-1]) + 1)
+        for cmap in union.column_maps])
+    est.rule_depth_ = depths
+    est._rule_depth_note = (
+        f"rules: each tree's nodes at depth <= d for d in {list(depths)} (rule_depth="
+        f"{depths!r}, one block per depth and tree), a median of "
+        f"{np.median(est._rule_rows):.4g} of {n} training rows per rule")
+    return union, out
 
 
 def warn_small_rules(est, n_rows):

