@@ -201,6 +201,40 @@ def test_class_without_positive_weight(iris):
     assert proba[sw > 0, 2].mean() < 10.0 / (2 * n + 1)
 
 
+def test_fold_training_on_a_single_class(iris):
+    """Class 2 without weight and unshuffled 3-fold CV: the fold that holds
+    class 0 out trains on class 1 alone (it was a ValueError of the logistic
+    datafit). It gets no rule, and its intercepts put every other class at
+    the log-odds of half an observation against class 1."""
+    X, y = iris
+    sw = np.ones(len(y))
+    sw[y == 2] = 0.0
+    with pytest.warns(UserWarning) as record:
+        fire = _fire(cv=KFold(3)).fit(X, y, sample_weight=sw)
+    texts = [str(w.message) for w in record]
+    assert any(t.startswith("class 2 has no row of positive sample weight") for t in texts)
+    assert any(t.startswith("classes 0, 1 have no training row in 1 of the 3") for t in texts)
+    _check_proba(fire, X, y)
+    assert np.all(np.isfinite(fire.path_.validation_error[fire.path_.eligible]))
+
+    from firecy.estimators._logistic_paths import MultinomialPaths, pack_target
+    from firecy.solver import BlockDesign
+
+    ens = fire.ensemble_
+    rows = np.flatnonzero(y == 1)
+    design = BlockDesign.from_leaf_table(ens.leaf_table(X[rows]), ens.leaf_values,
+                                         ens.block_ptr)
+    fitter = MultinomialPaths(ens.tree_class, 3)
+    path = fitter.path(design, pack_target(y[rows], np.zeros((rows.size, 3))), None,
+                       lambdas=[1.0, 0.1])
+    assert not path.coefs.any()
+    p = np.exp(path.intercepts[0]) / np.exp(path.intercepts[0]).sum()
+    n = rows.size
+    # p_k / p_1 = 1 / (2n) for the two other classes
+    np.testing.assert_allclose(p[[0, 2]] / p[1], 1.0 / (2 * n), rtol=1e-12)
+    assert path.intercepts[0].sum() == pytest.approx(0.0, abs=1e-12)
+
+
 # -- ROC AUC on held-out rows lacking a class -----------------------------------
 def test_roc_auc_over_the_classes_present():
     rng = np.random.default_rng(0)

@@ -100,7 +100,7 @@ def check_rare_classes(classes, codes, sample_weight, selects):
             f"{_classes_phrase(classes, missing, 'has', 'have')} no row of positive "
             "sample weight: "
             "no fit sees it, and its predicted probability stays at about 1 / (2n + 1) "
-            "(n: the rows of positive weight)", UserWarning, stacklevel=4)
+            "(n: the rows of positive weight)", UserWarning, stacklevel=5)
 
 
 def warn_absent_from_folds(classes, codes, sample_weight, splits):
@@ -127,7 +127,7 @@ def warn_absent_from_folds(classes, codes, sample_weight, splits):
             f"{_classes_phrase(classes, absent, 'has', 'have')} no training row in {worst} "
             f"of the {n_folds} validation fold(s): there no rule speaks for it and its "
             "intercept is the log-odds of half an observation, 1 / (2n + 1)",
-            UserWarning, stacklevel=5)
+            UserWarning, stacklevel=7)
 
 class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     r"""Extract a small weighted rule set from a tree ensemble classifier (FIRE).
