@@ -29,7 +29,6 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
-from firecy._threads import single_blas_thread
 from firecy.solver import BlockDesign, PathResult, fire_path
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
@@ -238,20 +237,6 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     best : (int, int)
         The selected grid point and path point.
     """
-    # one BLAS limit around the whole selection: every solve holds BLAS at one
-    # thread, and the first to enter the (reference-counted) limit pays for
-    # setting it, 0.5-1 ms; entered here, the hundreds of solves of the paths
-    # and folds only count (measured: 11% of a binary fit on breast cancer)
-    with single_blas_thread():
-        return _select_on_paths(grid, leaf_table, leaf_values, block_ptr, target,
-                                sample_weight, splits, lambdas=lambdas, n_lambdas=n_lambdas,
-                                eps=eps, max_rules=max_rules, refine_path=refine_path,
-                                one_se=one_se, n_jobs=n_jobs, loss=loss, lam=lam, **common)
-
-
-def _select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_weight,
-                     splits, *, lambdas, n_lambdas, eps, max_rules, refine_path, one_se,
-                     n_jobs, loss, lam, **common):
     parallel = Parallel(n_jobs=n_jobs, prefer="threads")
     progress = common.pop("progress", None)
     # rows of zero weight are not part of the objective, and the solvers never
@@ -303,7 +288,7 @@ def _select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_we
             + ("increase lam or use lam=None to select it" if lam is not None
                else "give larger lambdas"),
             UserWarning,
-            stacklevel=5,
+            stacklevel=4,
         )
     paths = [
         FIREPath.from_path(p, params=dict(params), validation_error=errors[g],
