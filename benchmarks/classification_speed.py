@@ -302,7 +302,8 @@ def report(fits, ratios, peers):
                     ("sklearn / firecy", lambda r: f"{r['speedup']:.1f}"),
                     ("max rel. excess firecy", lambda r: f"{r['firecy_excess']:.1e}"),
                     ("max rel. excess sklearn", lambda r: f"{r['sklearn_excess']:.1e}"),
-                    ("sklearn ConvergenceWarning", lambda r: str(r["sklearn_convergence_warnings"]))])]
+                    ("sklearn ConvergenceWarning",
+                     lambda r: str(r["sklearn_convergence_warnings"]))])]
     return "\n".join(out)
 
 

@@ -20,7 +20,6 @@ import re
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.ensemble import RandomForestClassifier
