@@ -60,19 +60,19 @@ def _is_classification(args):
 
 def _class_scores(est, X, y):
     """Test accuracy, log-loss and AUC (one-vs-rest macro for K > 2)."""
-    from sklearn.metrics import log_loss, roc_auc_score
+    from sklearn.metrics import log_loss
+
+    from firecy.estimators._class_scoring import roc_auc
 
     proba = est.predict_proba(X)
     classes = est.classes_
     acc = float(np.mean(classes[np.argmax(proba, axis=1)] == y))
     out = dict(test_accuracy=acc,
                test_log_loss=float(log_loss(y, np.clip(proba, 1e-15, 1.0), labels=classes)))
-    try:
-        out["test_auc"] = float(
-            roc_auc_score(y, proba[:, 1]) if len(classes) == 2
-            else roc_auc_score(y, proba, multi_class="ovr", labels=classes))
-    except ValueError:   # a class absent from the test rows
-        out["test_auc"] = math.nan
+    # one-vs-rest macro over the classes the test rows hold (a rare class may
+    # have none there): the selection's own definition; NaN for a single class
+    codes = np.searchsorted(classes, y)
+    out["test_auc"] = float(roc_auc(codes, proba, None))
     return out
 
 
@@ -124,6 +124,8 @@ def run_job(X, y, args, *, label):
     classification = _is_classification(args)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y) if classification else np.asarray(y, dtype=np.float64)
+    if classification:
+        _check_class_rows(y, "in the data")
     if classification and getattr(args, "model", "rf") == "xgboost":
         y = _xgboost_codes(y, quiet)
     if args.test_size > 0:
@@ -134,6 +136,9 @@ def run_job(X, y, args, *, label):
                                                   random_state=args.seed, stratify=stratify)
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
+    if classification and X_te is not None:
+        _check_class_rows(y_tr, f"among the training rows (--test-size {args.test_size:g} "
+                          "holds the others out; --test-size 0 keeps them all)")
     forest = _make_forest(getattr(args, "model", "rf"), args.n_trees, args.max_depth,
                           args.seed, args.n_jobs, classification)
     t0 = time.perf_counter()
@@ -170,6 +175,21 @@ def run_job(X, y, args, *, label):
     res["summary"] = rows
     res["classification"] = classification
     return res
+
+
+def _check_class_rows(y, where):
+    """A class with a single row is an error before anything is fitted (the
+    estimator's own rule, said in the command's terms: FIRE chooses its rules
+    on validation folds, which need two rows of every class)."""
+    labels, counts = np.unique(y, return_counts=True)
+    single = labels[counts == 1]
+    if single.size:
+        names = ", ".join(display_value(v) for v in single[:5].tolist())
+        raise CLIError(
+            f"class{'es' if single.size > 1 else ''} {names} of the target "
+            f"ha{'ve' if single.size > 1 else 's'} a single row {where}: FIRE chooses its "
+            "rules on validation folds, which need at least 2 rows of every class; "
+            "drop or relabel such rows")
 
 
 def _xgboost_codes(y, quiet):

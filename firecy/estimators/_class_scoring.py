@@ -60,7 +60,9 @@ class ClassificationLoss:
         ``"log_loss"``: the weighted mean negative log-likelihood;
         ``"brier"``: the weighted mean of ``sum_k (p_k - [y = k])^2``;
         ``"error_rate"``: 1 - accuracy; ``"roc_auc"``: 1 - ROC AUC (one-vs-rest,
-        macro-averaged for K > 2 classes; NaN when a fold lacks a class). A
+        macro-averaged over the classes the held-out rows hold for K > 2
+        classes; NaN when they hold a single class, and the selection
+        averages over the folds where it is defined). A
         callable ``scoring(y_true, proba, sample_weight)`` gets the labels,
         the (n_rows, n_classes) probabilities and the weights and returns a
         value to minimise.
@@ -98,22 +100,26 @@ class ClassificationLoss:
         weights = w if w.sum() > 0 else None
         for p in range(n_points):
             if self.scoring == "roc_auc":
-                out[p] = 1.0 - _roc_auc(codes, proba[:, p, :], weights)
+                out[p] = 1.0 - roc_auc(codes, proba[:, p, :], weights)
             else:
                 out[p] = float(self.scoring(self.classes[codes], proba[:, p, :], weights))
         return out
 
 
-def _roc_auc(codes, proba, weights):
+def roc_auc(codes, proba, weights):
+    """ROC AUC of ``proba`` for the labels ``codes``; for K > 2 classes the
+    one-vs-rest macro average over the classes the rows hold (a class with
+    no held-out row, a rare class's usual case, has no AUC and is left out
+    rather than making the fold's score undefined). NaN when no class can
+    be scored (one class among the rows)."""
     from sklearn.metrics import roc_auc_score
 
     K = proba.shape[1]
-    if np.unique(codes).size < K:
+    present = np.unique(codes)
+    if present.size < 2:
         return np.nan
-    try:
-        if K == 2:
-            return roc_auc_score(codes, proba[:, 1], sample_weight=weights)
-        return roc_auc_score(codes, proba, sample_weight=weights, multi_class="ovr",
-                             labels=np.arange(K))
-    except ValueError:
-        return np.nan
+    if K == 2:
+        return roc_auc_score(codes, proba[:, 1], sample_weight=weights)
+    # one-vs-rest is, class by class, the binary AUC of [y = k] scored by p_k
+    return float(np.mean([roc_auc_score(codes == k, proba[:, k], sample_weight=weights)
+                          for k in present]))

@@ -1,5 +1,6 @@
 """Rule extraction for classification: :class:`FIREClassifier`."""
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -21,6 +22,7 @@ from firecy.estimators._logistic_paths import (
     pack_target,
 )
 from firecy.estimators._model_inspection import is_classifier_model, is_fitted_model, unwrap
+from firecy.estimators._params import penalty_grid
 
 __all__ = ["FIREClassifier"]
 
@@ -46,6 +48,86 @@ def _check_no_missing_labels(y):
                 f"row {rows[0]}; FIREClassifier needs a label for every row (drop those "
                 "rows or fill in their labels)")
 
+
+
+def _label_list(classes, idx):
+    """``'a', 'b'`` or ``3, 4``: the labels at ``idx``, as the user wrote them."""
+    labels = [repr(v.item() if hasattr(v, "item") else v) for v in classes[idx][:5]]
+    return ", ".join(labels) + (", ..." if len(idx) > 5 else "")
+
+
+def _classes_phrase(classes, idx, singular, plural):
+    """``class 'a' has`` or ``classes 'a', 'b' have``."""
+    if len(idx) == 1:
+        return f"class {_label_list(classes, idx)} {singular}"
+    return f"classes {_label_list(classes, idx)} {plural}"
+
+
+def check_rare_classes(classes, codes, sample_weight, selects):
+    """The rare-class rules of :class:`FIREClassifier`, checked before any fit.
+
+    A class whose rows (of positive weight) number exactly one cannot be
+    selected for: the fold that holds its row out trains without it, every
+    other fold trains on it and never scores it, and its only rules are
+    leaves isolating that row (a separable logistic problem, whose MCP weight
+    grows without bound).  Hence a ValueError when ``selects`` (lam is
+    chosen on folds).  A class with no row of positive weight is left to the
+    model (its probability stays about ``1 / (2n + 1)``): a UserWarning.
+
+    Parameters
+    ----------
+    classes : ndarray
+        The labels, sorted (``classes_``).
+    codes : ndarray of int
+        The class index of each row.
+    sample_weight : ndarray of float
+    selects : bool
+        Whether lam is chosen on validation folds.
+    """
+    counts = np.bincount(codes[sample_weight > 0], minlength=classes.size)
+    single = np.flatnonzero(counts == 1)
+    if selects and single.size:
+        raise ValueError(
+            f"{_classes_phrase(classes, single, 'has', 'have')} a single row"
+            + (" of positive sample weight" if np.any(sample_weight <= 0) else "")
+            + ": choosing lam on validation folds needs at least 2 rows of every class "
+            "(one to fit, one to score); drop or relabel the row, merge the class "
+            "into another, or fix lam to fit without selection"
+        )
+    missing = np.flatnonzero(counts == 0)
+    if missing.size:
+        warnings.warn(
+            f"{_classes_phrase(classes, missing, 'has', 'have')} no row of positive "
+            "sample weight: "
+            "no fit sees it, and its predicted probability stays at about 1 / (2n + 1) "
+            "(n: the rows of positive weight)", UserWarning, stacklevel=5)
+
+
+def warn_absent_from_folds(classes, codes, sample_weight, splits):
+    """One UserWarning naming the classes some folds train without.
+
+    In such a fold no rule speaks for the absent class and its intercept is
+    the log-odds of half an observation, ``1 / (2n + 1)`` (``n`` the fold's
+    training rows of positive weight), against the other classes on
+    average: its held-out rows of that class get a small but nonzero
+    probability, hence a finite loss.
+    """
+    K = classes.size
+    everywhere = np.bincount(codes[sample_weight > 0], minlength=K) > 0
+    lacking = np.zeros(K, dtype=np.intp)
+    for train, _ in splits:
+        train = np.asarray(train)
+        rows = train[sample_weight[train] > 0]
+        lacking += everywhere & (np.bincount(codes[rows], minlength=K) == 0)
+    absent = np.flatnonzero(lacking)
+    if absent.size:
+        n_folds = len(splits)
+        worst = int(lacking.max())
+        warnings.warn(
+            f"{_classes_phrase(classes, absent, 'has', 'have')} no training row in {worst} "
+            f"of the {n_folds} validation fold(s): there no rule speaks for it and its "
+            "intercept is the log-odds of half an observation, 1 / (2n + 1)",
+            UserWarning, stacklevel=7)
 
 class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     r"""Extract a small weighted rule set from a tree ensemble classifier (FIRE).
@@ -191,6 +273,24 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 
+    Notes
+    -----
+    Rare classes (``docs/classification.rst``, "Rare classes"; rows counted
+    with positive ``sample_weight``):
+
+    * a class with a single row is a ValueError before anything is fitted
+      when lam is selected on folds: the fold holding the row out trains
+      without the class, the others never score it, and its only rules
+      isolate that row (a separable problem: an MCP weight without bound).
+      Fix ``lam`` to fit it without selection;
+    * fewer rows than folds: scikit-learn's ``StratifiedKFold`` warning, and
+      the fit goes on (every stratified fold still trains on the class);
+    * a class some folds train without (a user's ``cv``): a UserWarning;
+      there it gets no rule and the probability of about half an
+      observation, ``1 / (2n + 1)``, so its held-out rows score finitely;
+    * ``predict_proba`` always has one column per entry of ``classes_``,
+      whether or not a class is ever predicted.
+
     See Also
     --------
     firecy.risk.risk_card : the integer-point risk score of a binary model.
@@ -325,6 +425,10 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
                 "FIREClassifier needs at least two classes among the rows with "
                 f"positive sample weight; {found}"
             )
+        # before the ensemble is fitted: a class the selection cannot handle
+        # is an error that costs nothing
+        check_rare_classes(self._classes, y, sample_weight,
+                           self.lam is None or len(penalty_grid(self)) > 1)
         prefitted = self.estimator is not None and is_fitted_model(self.estimator)
         model = super()._fit_model(X, y, sample_weight, weighted)
         if prefitted:
@@ -358,7 +462,14 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
     def _splits(self, n):
         """Stratified folds (stratified split), falling back to plain
-        shuffled ones when a class is too small to stratify."""
+        shuffled ones when a class is too small to stratify; a warning names
+        the classes some folds train without."""
+        splits = self._stratified_splits(n)
+        warn_absent_from_folds(self._classes, self._codes_for_splits(), self._split_weights,
+                               splits)
+        return splits
+
+    def _stratified_splits(self, n):
         codes = self._codes_for_splits()
         X0 = np.zeros((n, 1))
         if self.selection == "validation":
@@ -386,11 +497,12 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
     def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n, progress=None):
         self._split_codes = target[:, 0].astype(np.intp)
+        self._split_weights = sw
         try:
             super()._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n,
                             progress=progress)
         finally:
-            del self._split_codes
+            del self._split_codes, self._split_weights
 
     # -- predict --------------------------------------------------------------
     def decision_function(self, X):

@@ -82,6 +82,19 @@ def _single_class_intercept(present, s, offset):
     return float(margin - np.average(offset, weights=s if s.sum() > 0 else None))
 
 
+def _single_class_intercepts(present, s, offsets, n_classes):
+    """The intercepts of a multinomial fold whose training rows hold one
+    class: every other class at the log-odds of half an observation against
+    it (the absent-class rule of the cycles), the baseline's mean taken
+    off, summing to zero like every multinomial solution."""
+    b = np.zeros(n_classes)
+    if present.size:
+        b[:] = absent_class_margin(int(np.count_nonzero(s > 0)))
+        b[present[0]] = 0.0
+        b -= np.average(offsets, axis=0, weights=s if s.sum() > 0 else None)
+    return b - b.mean()
+
+
 def _constant_path(n_columns, lambdas, intercept, fit_intercept):
     """A path without rules (a degenerate fold): one point per lambda asked."""
     lambdas = np.array([np.inf] if lambdas is None else lambdas, dtype=np.float64)
@@ -114,9 +127,19 @@ class MultinomialPaths:
         self.block_class = np.asarray(block_class, dtype=np.intp)
         self.n_classes = int(n_classes)
 
-    def path(self, design, y, penalty, **kwargs):
+    def path(self, design, y, penalty, *, sample_weight=None, **kwargs):
+        s = check_sample_weight(sample_weight, y.shape[0])
+        present = np.unique(y[s > 0, 0]).astype(np.intp)
+        if present.size < 2:
+            # a fold whose training rows hold one class (a user's splitter,
+            # or zero weights): nothing to separate, as for the binary model
+            return _constant_path(design.n_columns, kwargs.get("lambdas"),
+                                  _single_class_intercepts(present, s, y[:, 1:],
+                                                           self.n_classes),
+                                  kwargs.get("fit_intercept", True))
         return multinomial_path(design, y, penalty, block_class=self.block_class,
-                                n_classes=self.n_classes, **kwargs)
+                                n_classes=self.n_classes, sample_weight=sample_weight,
+                                **kwargs)
 
     def predict(self, design, y, path):
         """Margins, shape (n_rows, n_points, n_classes)."""

@@ -253,7 +253,9 @@ class _Multinomial:
         """F at margins ``eta`` (weights ``w``)."""
         value = _multinomial_loss(eta, self.codes, self.s)
         for k, (sub, cols) in enumerate(self.designs):
-            if sub is None:
+            # a class without a rule adds nothing; one absent from the rows
+            # (a CV fold without it) has no solved problem, hence no curvature
+            if sub is None or not np.any(w[cols]):
                 continue
             wk, ptr, curv = w[cols], sub.block_ptr, self.class_curvature(k)
             for t in np.unique(np.searchsorted(ptr, np.flatnonzero(wk), side="right") - 1):

@@ -332,8 +332,14 @@ def _validation_errors(parallel, grid, full, eligible, leaf_table, leaf_values, 
     for g, errs in per_grid.items():
         if errs:
             errs = np.vstack(errs)
-            errors[g][eligible[g]] = errs.mean(axis=0)
-            stds[g][eligible[g]] = errs.std(axis=0)
+            # a fold whose loss is undefined (NaN: an empty held-out set, or
+            # ROC AUC on held-out rows of a single class, a rare class's
+            # usual case) is left out of the mean rather than making every
+            # point's mean NaN, which would leave the choice to the tie rule
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                errors[g][eligible[g]] = np.nanmean(errs, axis=0)
+                stds[g][eligible[g]] = np.nanstd(errs, axis=0)
     return errors, stds
 
 
