@@ -13,10 +13,7 @@ value: the bound majorises the loss).
 """
 import numpy as np
 
-cimport numpy as cnp
 from firecy._gather cimport gather_dot, gather_sum
-
-cnp.import_array()
 
 ABI_VERSION = DATAFIT_ABI_VERSION
 

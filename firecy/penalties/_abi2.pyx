@@ -10,10 +10,6 @@ from libc.math cimport fmax
 
 import numpy as np
 
-cimport numpy as cnp
-
-cnp.import_array()
-
 ABI_VERSION = PENALTY_ABI_VERSION
 
 # The header's layout as compiled into firecy, for the layout probes

@@ -49,10 +49,6 @@ from firecy._gather cimport gather_dot, gather_sum
 
 import numpy as np
 
-cimport numpy as cnp
-
-cnp.import_array()
-
 # drops deferred before the factor deletes them
 cdef Py_ssize_t P_MAX = 64
 # columns entering per round: at least BATCH_MIN, k / BATCH_DIV for k slots,
@@ -93,6 +89,7 @@ cdef class ActiveSetQP:
 
     def __init__(self, design, bint fit_intercept, Py_ssize_t max_support=4000,
                  int n_threads=1):
+        cdef const double[::1] leaf_values, col_vals
         self.n = design.n_samples
         self.R = design.n_columns
         self.T = design.n_blocks
@@ -104,15 +101,16 @@ cdef class ActiveSetQP:
         self._keep = design
         if self.is_tree:
             self.table = design.leaf_table
-            self.leaf_values_p = <const double*> cnp.PyArray_DATA(design.leaf_values)
+            leaf_values = design.leaf_values
+            self.leaf_values_p = &leaf_values[0]   # the array's data (bounds unchecked)
             self.col_vals_p = NULL
         else:
             self.row_ptr = design.row_ptr
             self.row_cols = design.row_cols
             self.row_vals = design.row_vals
             self.leaf_values_p = NULL
-            self.col_vals_p = (<const double*> cnp.PyArray_DATA(design.col_vals)
-                               if design.col_vals.shape[0] else NULL)
+            col_vals = design.col_vals
+            self.col_vals_p = &col_vals[0] if col_vals.shape[0] else NULL
         cdef Py_ssize_t S = max_support + 1
         self.max_slots = S
         self.chol = SupportCholesky(S, DEP_TOL)

@@ -27,7 +27,38 @@ from libc.string cimport memcpy, memmove
 
 import numpy as np
 
-from scipy.linalg.cython_blas cimport drot, drotg, dsyrk, dtrsm, dtrsv
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+
+from scipy.linalg import cython_blas as _cython_blas
+
+# SciPy's BLAS, the functions ``from scipy.linalg.cython_blas cimport ...``
+# would bind, read from the same capsules (scipy.linalg.cython_blas's
+# __pyx_capi__) when the module loads. Declared here, the build needs no
+# SciPy (a cimport needs its .pxd): SciPy stays a run-time dependency only,
+# and pip's isolated build environment does not install it.
+ctypedef void (*drot_t)(int *n, double *dx, int *incx, double *dy, int *incy,
+                        double *c, double *s) noexcept nogil
+ctypedef void (*drotg_t)(double *da, double *db, double *c, double *s) noexcept nogil
+ctypedef void (*dsyrk_t)(char *uplo, char *trans, int *n, int *k, double *alpha,
+                         double *a, int *lda, double *beta, double *c,
+                         int *ldc) noexcept nogil
+ctypedef void (*dtrsm_t)(char *side, char *uplo, char *transa, char *diag, int *m,
+                         int *n, double *alpha, double *a, int *lda, double *b,
+                         int *ldb) noexcept nogil
+ctypedef void (*dtrsv_t)(char *uplo, char *trans, char *diag, int *n, double *a,
+                         int *lda, double *x, int *incx) noexcept nogil
+
+
+cdef void* _blas(str name) except NULL:
+    capsule = _cython_blas.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+cdef drot_t drot = <drot_t>_blas("drot")
+cdef drotg_t drotg = <drotg_t>_blas("drotg")
+cdef dsyrk_t dsyrk = <dsyrk_t>_blas("dsyrk")
+cdef dtrsm_t dtrsm = <dtrsm_t>_blas("dtrsm")
+cdef dtrsv_t dtrsv = <dtrsv_t>_blas("dtrsv")
 
 
 cdef class SupportCholesky:

@@ -40,7 +40,6 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-cimport numpy as cnp
 from firecy.datafits.base cimport Column, Datafit, DatafitState
 from firecy.penalties.base cimport (
     Block, PENALTY_SCORE_IS_DECREASE, PENALTY_SEPARABLE, Penalty)
@@ -49,8 +48,6 @@ from firecy.solver._active_set cimport (ActiveSetQP, QP_CONVERGED, QP_ROUNDS, QP
                                         QP_FAILED)
 
 from firecy.solver._newton import newton_step
-
-cnp.import_array()
 
 cdef extern from *:
     """

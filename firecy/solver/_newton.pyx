@@ -26,10 +26,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
-cimport numpy as cnp
-
-cnp.import_array()
-
 # largest support for a Newton step (a dense Cholesky of this size)
 NEWTON_MAX_SUPPORT = 4000
 # Newton steps per attempt with an exact (quadratic) model: a factorisation
