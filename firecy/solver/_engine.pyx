@@ -154,6 +154,10 @@ cdef class GreedyBlockCD:
     # a plug-in datafit's curvature bound is checked by the descent it
     # promises (firecy's own are bounds by construction: no cost for them)
     cdef bint check_majoriser
+    # rows whose derivatives move together (a datafit's ``row_group_size``:
+    # the multinomial's K pseudo-rows of a sample); the greedy strategy's
+    # shift_rows gets whole groups, so that it reports every row that changed
+    cdef readonly Py_ssize_t row_group
 
     def __init__(self, design, Datafit datafit, y, sample_weight, offset, column_sums,
                  curvature, double[::1] step, bint fit_intercept):
@@ -202,8 +206,12 @@ cdef class GreedyBlockCD:
         self.st.offset = &self.offset[0]
         self.st.fit_intercept = fit_intercept
         self.st.intercept = 0.0
-        from firecy.datafits import Logistic, Quadratic
-        self.check_majoriser = type(datafit) not in (Quadratic, Logistic)
+        from firecy.datafits import Logistic, Multinomial, Quadratic
+        self.check_majoriser = type(datafit) not in (Quadratic, Logistic, Multinomial)
+        self.row_group = int(getattr(datafit, "row_group_size", 1))
+        if self.row_group < 1 or self.n % self.row_group:
+            raise ValueError(f"{datafit!r}: row_group_size {self.row_group} does not divide "
+                             f"the {self.n} rows")
         for k in range(4):
             self.st.row[k] = &self.rows[k, 0] if k < n_used else NULL
             self.st.total[k] = 0.0
@@ -295,6 +303,21 @@ cdef class GreedyBlockCD:
         """Append the current F to the objective trace (when recording)."""
         self.record_objective()
 
+    @property
+    def sample_weight(self):
+        """The normalised sample weights the engine holds (a copy)."""
+        return np.array(self.s)
+
+    def get_datafit(self):
+        """The datafit object the engine solves with."""
+        return self.datafit
+
+    def datafit_rows(self):
+        """The datafit's per-row arrays (a view, shape (n_rows_used, n)):
+        where a datafit keeps state the contract has no field for (the
+        multinomial's K intercepts, in the first K entries of row 2)."""
+        return np.asarray(self.rows)
+
     def row_derivatives(self):
         """Per-row ``(s_i loss', s_i loss'')`` at the current state."""
         grad = np.zeros(self.n)
@@ -366,6 +389,18 @@ cdef class GreedyBlockCD:
         full gradient gt by the changes it reports (row kernel per layout)."""
         cdef Py_ssize_t q, i, t, p, k
         cdef double dz
+        cdef Py_ssize_t n_shifted, g, r
+        if self.row_group > 1:
+            # widen to whole groups (the new rows shift by 0, but their
+            # derivatives change with their group's)
+            n_shifted = self.n_touched
+            for q in range(n_shifted):
+                g = self.touched[q] - self.touched[q] % self.row_group
+                for r in range(g, g + self.row_group):
+                    if not self.touched_mark[r]:
+                        self.touched_mark[r] = 1
+                        self.touched[self.n_touched] = <int> r
+                        self.n_touched += 1
         if self.n_touched:
             self.datafit.shift_rows(&self.st, &self.touched[0], &self.dr[0], self.n_touched)
         if self.is_tree:
