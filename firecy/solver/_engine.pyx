@@ -158,6 +158,10 @@ cdef class GreedyBlockCD:
     # the multinomial's K pseudo-rows of a sample); the greedy strategy's
     # shift_rows gets whole groups, so that it reports every row that changed
     cdef readonly Py_ssize_t row_group
+    # the datafit steps one intercept per row of a group itself (the
+    # multinomial's K, in its own state): the convergence test asks each of
+    # their gradients, the sums of z over the group's k-th rows, to vanish
+    cdef bint group_intercepts
 
     def __init__(self, design, Datafit datafit, y, sample_weight, offset, column_sums,
                  curvature, double[::1] step, bint fit_intercept):
@@ -209,6 +213,8 @@ cdef class GreedyBlockCD:
         from firecy.datafits import Logistic, Multinomial, Quadratic
         self.check_majoriser = type(datafit) not in (Quadratic, Logistic, Multinomial)
         self.row_group = int(getattr(datafit, "row_group_size", 1))
+        self.group_intercepts = (self.row_group > 1
+                                 and bool(getattr(datafit, "fit_intercept", False)))
         if self.row_group < 1 or self.n % self.row_group:
             raise ValueError(f"{datafit!r}: row_group_size {self.row_group} does not divide "
                              f"the {self.n} rows")
@@ -505,7 +511,16 @@ cdef class GreedyBlockCD:
     cdef double intercept_gradient(self) except? -1 nogil:
         """sum_i s_i loss'(y_i, eta_i): zero at the optimal intercept."""
         cdef Py_ssize_t i
-        cdef double total = 0.0
+        cdef double total = 0.0, worst = 0.0
+        cdef Py_ssize_t k
+        if self.group_intercepts:
+            self.datafit.row_derivatives(&self.st, &self.lin[0], NULL)
+            for k in range(self.row_group):
+                total = 0.0
+                for i in range(self.n // self.row_group):
+                    total += self.lin[i * self.row_group + k]
+                worst = fmax(worst, fabs(total))
+            return worst
         if not self.st.fit_intercept:
             return 0.0
         self.datafit.row_derivatives(&self.st, &self.lin[0], NULL)
