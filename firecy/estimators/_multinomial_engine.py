@@ -115,6 +115,9 @@ class _StackedMultinomial:
         self.Kp = Kp
         stacked = stack_design(sub, sub_class, Kp)
         onehot = (codes[:, None] == self.classes[None, :]).astype(np.float64)
+        # rows of a left-out class have no weight (that is why it is left
+        # out): any label will do for them, the datafit asks for one-hot
+        onehot[onehot.sum(axis=1) == 0, 0] = 1.0
         self.problem = Problem(
             stacked, onehot.ravel(), np.repeat(s, Kp), False,
             datafit=Multinomial(Kp, fit_intercept=self.fit_intercept),
