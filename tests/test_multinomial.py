@@ -22,6 +22,12 @@ from firecy.solver import BlockDesign
 K = 3
 
 
+@pytest.fixture(autouse=True)
+def use_engine(monkeypatch):
+    """The engine's path, whatever the module's default switch."""
+    monkeypatch.setattr(engine_path, "USE_ENGINE", True)
+
+
 def forest_leaves(n_samples=240, n_trees=5, max_depth=2, seed=0):
     """Leaf indicators of a random forest on a 3-class problem, built from
     scikit-learn's tree arrays (independent of firecy.ensembles)."""
