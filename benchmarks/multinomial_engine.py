@@ -131,6 +131,7 @@ def binary_vs_multi(data):
         fire_path(binary, (y == 0).astype(float), pen, datafit="logistic", n_lambdas=50)
         tb = time.process_time() - t
         t = time.process_time()
+        engine_path.USE_ENGINE = True
         engine_path.multinomial_path(multi, pack_target(y, np.zeros((len(y), 3))), pen,
                                      block_class=block_class, n_classes=3, n_lambdas=50)
         tm = time.process_time() - t
@@ -156,6 +157,7 @@ def versus_saga(data, n_points=10):
         K = len(np.unique(y))
         multi, block_class, _, leaves = forest_design(X, y, indicator=True)
         target = pack_target(y, np.zeros((len(y), K)))
+        engine_path.USE_ENGINE = True
         t = time.process_time()
         path = engine_path.multinomial_path(multi, target, L1(), block_class=block_class,
                                             n_classes=K, n_lambdas=n_points, eps=1e-2,

@@ -31,11 +31,12 @@ __all__ = ["USE_ENGINE", "multinomial_path", "stack_design"]
 
 #: Private switch: True solves the multinomial path in the engine (one call
 #: per path point); False keeps the previous class cycles + NumPy polish
-#: (for benchmarks that time both in one run). Off by default for now: the
-#: engine's answers are within ``tol`` of the stationary point, not on it as
-#: the cycles' final Newton polish puts them, and check_estimator's
-#: weighted-vs-repeated-rows check (rtol 1e-7) fails by 7e-6 in probability;
-#: LightGBM on iris was also slower (docs/datafits.rst, "Multinomial").
+#: (for benchmarks that time both in one run:
+#: ``firecy.estimators._multinomial_engine.USE_ENGINE``). Off by default
+#: until the measurements of benchmarks/multinomial_engine.py cover every
+#: set (wine/random forest selected a model with a worse held-out log-loss
+#: than the cycles' in one run; the 5-class 20,000-row set is unmeasured)
+#: and check_estimator passes with it on (docs/datafits.rst, "Multinomial").
 USE_ENGINE = False
 
 

@@ -1003,6 +1003,14 @@ cdef class GreedyBlockCD:
                 updates += self.T
                 if self.confirm_by_sweep(score_tol, obj_tol, grad_tol, True):
                     converged[0] = True
+                    if self.row_group > 1 and not self.record:
+                        # a grouped (multinomial) solve ends on the support's
+                        # stationary point itself, not within tol of it, as
+                        # the class cycles' polish did: two fits of the same
+                        # objective (weighted rows, repeated rows) then agree
+                        # to rounding, not to sqrt(tol)
+                        with gil:
+                            newton_step(self)
                     break
                 # every score is below tol, yet the sweep lowered F: the
                 # scores miss a joint move (fused leaves moving together),
