@@ -7,6 +7,7 @@ firecy ships the weighted squared loss (``Quadratic``) and the logistic loss
 (``Logistic``); ``PythonDatafit`` wraps a datafit written in Python.
 """
 from firecy.datafits._logistic import Logistic
+from firecy.datafits._multinomial import Multinomial
 from firecy.datafits._python import PythonDatafit
 from firecy.datafits._quadratic import Quadratic
 from firecy.datafits._abi2 import ABI_VERSION, Datafit
@@ -20,6 +21,7 @@ __all__ = [
     "Datafit",
     "Quadratic",
     "Logistic",
+    "Multinomial",
     "PythonDatafit",
     "as_datafit",
     "available_datafits",

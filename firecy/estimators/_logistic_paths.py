@@ -36,7 +36,8 @@ a per-row offset.
 import numpy as np
 
 from firecy._validation import check_sample_weight
-from firecy.estimators._multinomial_cycles import absent_class_margin, multinomial_path
+from firecy.estimators._multinomial_cycles import absent_class_margin
+from firecy.estimators._multinomial_engine import multinomial_path
 from firecy.solver import PathResult, fire_path
 
 __all__ = ["BinaryLogisticPaths", "MultinomialPaths", "multinomial_path", "pack_target"]
