@@ -72,31 +72,32 @@ MODELS = ("rf", "gb", "xgb", "lgbm")
 # the only solver is the current code.  Wired at the merge of the compiled
 # multinomial datafit (issue 23, item 1), e.g.
 # ("firecy.estimators._logistic_paths", "_MULTINOMIAL_METHOD").
-_SWITCH = None
+# the compiled multinomial solve (True) or the Python class cycles (False)
+_SWITCH = ("firecy.estimators._multinomial_engine", "USE_ENGINE")
+_METHODS = {"engine": True, "cycles": False}
 
 
 @contextlib.contextmanager
 def use_method(method):
     """Run the body with the multinomial solver ``method``.
 
-    ``"current"`` leaves the code as it is.  Any other name is assigned to
-    the private switch ``_SWITCH`` and restored afterwards.
+    ``"current"`` leaves the code as it is; ``"engine"`` and ``"cycles"`` set
+    the private switch ``_SWITCH`` (the compiled multinomial solve or the
+    Python class cycles) and restore it afterwards.
 
     Parameters
     ----------
     method : str
-        ``"current"`` or a name the switch accepts (e.g. ``"cycles"``, the
-        Python class cycles, once the compiled solve has replaced them).
+        ``"current"``, ``"engine"`` or ``"cycles"``.
     """
     if method == "current":
         yield
         return
-    if _SWITCH is None:
-        raise SystemExit(f"--method {method}: the solver switch is not wired yet "
-                         "(set _SWITCH in benchmarks/classification_speed.py)")
+    if method not in _METHODS:
+        raise SystemExit(f"--method {method}: use 'current', 'engine' or 'cycles'")
     module = importlib.import_module(_SWITCH[0])
     before = getattr(module, _SWITCH[1])
-    setattr(module, _SWITCH[1], method)
+    setattr(module, _SWITCH[1], _METHODS[method])
     try:
         yield
     finally:
