@@ -4,6 +4,7 @@ from pathlib import Path
 
 from firecy.cli._csv import read_csv
 from firecy.cli._errors import CLIError
+from firecy.cli._glm_task import GLM_TASKS, read_glm_data
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
 from firecy._escape import json_text
@@ -27,13 +28,25 @@ def _export_text(fmt, fire, names, doc, task, sql_table="data"):
     return rules_sql(fire, feature_names=names, alias=alias, table=sql_table) + "\n"
 
 
+def _target_text(args):
+    """What the rules predict, for the JSON document."""
+    if getattr(args, "task", None) == "survival":
+        return f"survival (time {args.time}, event {args.event})"
+    if getattr(args, "task", None) == "poisson" and getattr(args, "exposure", None):
+        return f"{args.target} (exposure {args.exposure})"
+    return args.target
+
+
 def run_extract(args):
     """``firecy extract``."""
     fmt = getattr(args, "format", "json") or "json"
     if getattr(args, "output", None) is None:
         args.output = _DEFAULT_OUTPUT[fmt]
-    X, y, args.task = read_csv(args.data, args.target, args.drop,
-                               getattr(args, "task", "regression"))
+    if getattr(args, "task", "regression") in GLM_TASKS:
+        X, y = read_glm_data(args)
+    else:
+        X, y, args.task = read_csv(args.data, args.target, args.drop,
+                                   getattr(args, "task", "regression"))
     out = Path(args.output)
     if out.is_dir():
         raise CLIError(f"--output {args.output} is a directory; give a file name")
@@ -50,7 +63,7 @@ def run_extract(args):
                for r in res["summary"]}
     doc = rules_json(
         res["fire"], names, X=res["X_tr"],
-        data=str(args.data), target=args.target, model=args.model, n_trees=args.n_trees,
+        data=str(args.data), target=_target_text(args), model=args.model, n_trees=args.n_trees,
         max_depth=args.max_depth, penalty=args.penalty,
         gamma=args.gamma if args.penalty == "mcp" else None, fusion=res["fusion"],
         max_rules=args.max_rules, seed=args.seed, test_size=args.test_size, task=args.task,

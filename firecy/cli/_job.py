@@ -8,7 +8,7 @@ from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
 from firecy._escape import display_value
 
-__all__ = ["run_job", "describe", "describe_selection"]
+__all__ = ["run_job", "describe", "describe_selection", "summary_rows"]
 
 
 def _make_forest(kind, n_trees, max_depth, seed, n_jobs, classification=False):
@@ -114,8 +114,10 @@ def run_job(X, y, args, *, label):
     """Fit the forest, FIRE and L1 selection; return everything needed to report."""
     from sklearn.model_selection import train_test_split
 
-    from firecy.rules import count_antecedents
+    from firecy.cli._glm_task import GLM_TASKS, run_glm_job
 
+    if getattr(args, "task", "regression") in GLM_TASKS:
+        return run_glm_job(X, y, args, label=label)
     quiet = args.no_progress
     if args.one_se and args.selection != "cv":
         raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
@@ -156,9 +158,28 @@ def run_job(X, y, args, *, label):
     elapsed = time.perf_counter() - t0
     res = dict(X_tr=X_tr, X_te=X_te, y_tr=y_tr, y_te=y_te, forest=forest, fire=fire, l1=l1,
                fusion=fusion, elapsed=elapsed)
+    def scores(est):
+        if classification:
+            return _class_scores(est, X_te, y_te)
+        pred = est.predict(X_te)
+        return dict(test_mse=_mse(y_te, pred), test_r2=_r2(y_te, pred))
+
+    rows = summary_rows(fire, l1, forest, args, fusion, label,
+                        None if X_te is None else scores)
+    res["summary"] = rows
+    res["classification"] = classification
+    return res
+
+
+def summary_rows(fire, l1, model, args, fusion, label, scores):
+    """The comparison table's rows: FIRE, L1 at the same budget (if fitted)
+    and the full model, with their rules, antecedents and ``scores(est)``
+    (a dict of test scores; None: no test rows)."""
+    from firecy.rules import count_antecedents
+
     rows = []
     for name, est in [("FIRE " + describe(args.penalty, args.gamma, fusion), fire),
-                      ("L1 selection, same budget", l1), (f"full {label}", forest)]:
+                      ("L1 selection, same budget", l1), (f"full {label}", model)]:
         if est is None:
             continue
         is_fire = est is fire or est is l1
@@ -166,15 +187,10 @@ def run_job(X, y, args, *, label):
                      n_rules=int(est.n_rules_) if is_fire else int(fire.ensemble_.n_rules),
                      n_antecedents=(count_antecedents(est.ensemble_, est.coef_)
                                     if is_fire else None))
-        if X_te is not None and classification:
-            entry.update(_class_scores(est, X_te, y_te))
-        elif X_te is not None:
-            pred = est.predict(X_te)
-            entry.update(test_mse=_mse(y_te, pred), test_r2=_r2(y_te, pred))
+        if scores is not None:
+            entry.update(scores(est))
         rows.append(entry)
-    res["summary"] = rows
-    res["classification"] = classification
-    return res
+    return rows
 
 
 def _check_class_rows(y, where):

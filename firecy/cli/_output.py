@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from firecy.cli._errors import CLIError
+from firecy.cli._glm_task import GLM_COLUMNS
 from firecy.cli._job import describe
 
 __all__ = ["prepare_dir", "print_rules", "summary_text", "save_pictures"]
@@ -54,15 +55,21 @@ def summary_text(res, budget):
     lines = []
     has_test = res["X_te"] is not None
     classification = res.get("classification", False)
+    columns = GLM_COLUMNS.get(res.get("task"))
     head = f"{'model':<36} {'rules':>6} {'antecedents':>11}"
-    if has_test:
+    if has_test and columns:
+        head += "".join(" " + format(label, fmt.rstrip("gf").rsplit(".", 1)[0])
+                        for _, label, fmt in columns)
+    elif has_test:
         head += (f" {'accuracy':>9} {'log-loss':>9} {'AUC':>7}" if classification
                  else f" {'test MSE':>10} {'test R2':>8}")
     lines.append(head)
     for r in res["summary"]:
         ante = "-" if r["n_antecedents"] is None else str(r["n_antecedents"])
         line = f"{r['name']:<36} {r['n_rules']:>6} {ante:>11}"
-        if has_test and classification:
+        if has_test and columns:
+            line += "".join(" " + format(r[key], fmt) for key, _, fmt in columns)
+        elif has_test and classification:
             line += (f" {r['test_accuracy']:>9.4f} {r['test_log_loss']:>9.4f} "
                      f"{r['test_auc']:>7.4f}")
         elif has_test:

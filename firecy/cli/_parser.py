@@ -5,6 +5,7 @@ import math
 from firecy.cli._demo import run_demo
 from firecy.cli._errors import PROG
 from firecy.cli._extract import run_extract
+from firecy.cli._glm_task import check_task_options
 
 __all__ = ["build_parser"]
 
@@ -15,6 +16,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         hint = f" (see '{self.prog} --help')"
         self.exit(2, f"{PROG}: error: {message}{hint}\n")
+
+    def parse_args(self, args=None, namespace=None):
+        # options that need each other (``check_options``, set by a
+        # sub-command) are usage errors too
+        ns = super().parse_args(args, namespace)
+        check = getattr(ns, "check_options", None)
+        message = None if check is None else check(ns)
+        if message:
+            self.error(message)
+        return ns
 
 
 def _number(name, kind=float, valid=None, requirement=""):
@@ -156,12 +167,25 @@ def build_parser():
                     "print them and write them as JSON.",
     )
     ext.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
-    ext.add_argument("--target", required=True, metavar="COLUMN",
-                     help="name of the column to predict")
-    ext.add_argument("--task", choices=["auto", "regression", "classification"],
+    ext.add_argument("--target", metavar="COLUMN",
+                     help="name of the column to predict (with --task poisson: the "
+                          "counts; --task survival takes --time and --event instead)")
+    ext.add_argument("--task", choices=["auto", "regression", "classification", "poisson",
+                                        "survival"],
                      default="auto",
                      help="auto (default): classification when the target is not numeric "
-                          "or has two values, else regression")
+                          "or has two values, else regression; poisson: counts or rates "
+                          "(log link, --exposure); survival: times to an event (Cox "
+                          "partial likelihood, --time and --event)")
+    ext.add_argument("--exposure", metavar="COLUMN",
+                     help="with --task poisson: the column of positive exposures (time "
+                          "or population at risk); the rules then model the rate")
+    ext.add_argument("--time", metavar="COLUMN",
+                     help="with --task survival: the column of positive times (to the "
+                          "event, or to censoring)")
+    ext.add_argument("--event", metavar="COLUMN",
+                     help="with --task survival: the column of event indicators (1 or "
+                          "true: the event happened at that time; 0 or false: censored)")
     ext.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
                      help="tree ensemble to fit (default rf: random forest)")
     ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",
@@ -181,5 +205,5 @@ def build_parser():
     ext.add_argument("--plot-dir", default=None, metavar="DIR",
                      help="also save the pictures (PNG) in DIR")
     _add_common(ext)
-    ext.set_defaults(func=run_extract)
+    ext.set_defaults(func=run_extract, check_options=check_task_options)
     return parser

@@ -3,15 +3,15 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from firecy.datafits._poisson_loss import check_counts, log_exposure, poisson_deviance
-from firecy.estimators._base import FIREEstimatorBase
-from firecy.estimators._glm_paths import PoissonPaths, poisson_validation_loss
+from firecy.estimators._glm_paths import (IRLSEstimatorMixin, PoissonPaths,
+                                         poisson_validation_loss)
 from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._shared_doc import shared_parameters
 
 __all__ = ["FIREPoissonRegressor"]
 
 
-class FIREPoissonRegressor(FIRERegressor):
+class FIREPoissonRegressor(IRLSEstimatorMixin, FIRERegressor):
     r"""Extract a small weighted rule set for counts and rates (FIRE, Poisson loss).
 
     The rules, penalties, rule budget and selection are those of
@@ -73,7 +73,6 @@ class FIREPoissonRegressor(FIRERegressor):
     """
 
     _validation_loss = staticmethod(poisson_validation_loss)
-    _exact_rescaling = False
 
     def _validate_target(self, y):
         return check_counts(y)
@@ -83,9 +82,6 @@ class FIREPoissonRegressor(FIRERegressor):
 
     def _path_fitter(self):
         return PoissonPaths()
-
-    def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        return FIREEstimatorBase._fixed_lambdas(self, target, sample_weight, leaf_values)
 
     def _fit_model(self, X, y, sample_weight, weighted):
         # a Poisson model of the rate takes y / exposure with the exposure as

@@ -3,8 +3,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from firecy.datafits._cox_loss import check_survival_target
-from firecy.estimators._base import FIREEstimatorBase
-from firecy.estimators._glm_paths import CoxPaths, cox_validation_loss
+from firecy.estimators._glm_paths import (IRLSEstimatorMixin, CoxPaths,
+                                         cox_validation_loss)
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._shared_doc import shared_parameters
@@ -28,7 +28,7 @@ def martingale_residuals(event, time, sample_weight):
     return event - cum
 
 
-class FIRESurvivalRegressor(FIRERegressor):
+class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
     r"""Extract a small weighted rule set for survival times (FIRE, Cox loss).
 
     The rules, penalties, rule budget and selection are those of
@@ -86,7 +86,6 @@ class FIRESurvivalRegressor(FIRERegressor):
     """
 
     _validation_loss = staticmethod(cox_validation_loss)
-    _exact_rescaling = False
 
     def _validate_fit_data(self, X, y):
         event, time = check_survival_target(y)
@@ -104,9 +103,6 @@ class FIRESurvivalRegressor(FIRERegressor):
 
     def _path_fitter(self):
         return CoxPaths()
-
-    def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        return FIREEstimatorBase._fixed_lambdas(self, target, sample_weight, leaf_values)
 
     def _fit_model(self, X, y, sample_weight, weighted):
         event, time = y[:, 0], y[:, 1]
