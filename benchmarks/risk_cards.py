@@ -237,12 +237,27 @@ def main(argv=None):
                     help="FasterRisk's thresholds per continuous feature")
     ap.add_argument("--fasterrisk-python", default=os.environ.get("FASTERRISK_PYTHON"))
     ap.add_argument("--json", default=None, help="write every fold's rows here")
+    ap.add_argument("--only-folds", default=None,
+                    help="comma-separated fold indices to run (split a long run over "
+                         "processes; merge their --json files with --table)")
+    ap.add_argument("--table", nargs="+", default=None, metavar="JSON",
+                    help="print the table of these --json files (no fitting)")
     ap.add_argument("--tol", type=float, default=1e-4, help="the card's solver tolerance")
     ap.add_argument("--compare-tol", type=float, default=None,
                     help="also time the card with this solver tolerance (same run): the "
                          "rows 'card (tol=...)' and 'rule model (tol=...)'")
     args = ap.parse_args(argv)
     names = args.datasets.split(",") if args.datasets else DATASETS
+    if args.table:
+        df = pd.concat([pd.read_json(f, orient="records") for f in args.table])
+        df = df.drop_duplicates(["dataset", "fold", "method"], keep="last")
+        df["dataset"] = pd.Categorical(df["dataset"], DATASETS, ordered=True)
+        df = df.sort_values(["dataset", "fold"], kind="stable")
+        df["dataset"] = df["dataset"].astype(str)
+        anchor = "fasterrisk" if (df["method"] == "fasterrisk").any() else "l1_logistic"
+        print(table(df, anchor))
+        return
+    only = None if args.only_folds is None else {int(k) for k in args.only_folds.split(",")}
     if args.quick:
         names = args.datasets.split(",") if args.datasets else QUICK
         args.folds, args.trees = 2, 100
@@ -253,6 +268,8 @@ def main(argv=None):
         X, y = load(name)
         cv = StratifiedKFold(args.folds, shuffle=True, random_state=0)
         for fold, (tr, te) in enumerate(cv.split(X, y)):
+            if only is not None and fold not in only:
+                continue
             Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y[tr], y[te]
             card, model = run_card(Xtr, ytr, Xte, yte, args, tol=args.tol)
             extra = ()
