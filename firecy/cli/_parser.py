@@ -6,6 +6,7 @@ from firecy.cli._demo import run_demo
 from firecy.cli._errors import PROG
 from firecy.cli._extract import run_extract
 from firecy.cli._glm_task import check_task_options
+from firecy.estimators._rule_depth import check_rule_depth
 
 __all__ = ["build_parser"]
 
@@ -44,11 +45,17 @@ def _number(name, kind=float, valid=None, requirement=""):
 
 
 def _rule_depth(text):
-    """``--rule-depth``: "auto", "leaves" (None) or an integer >= 1."""
+    """``--rule-depth``: "auto", "leaves" (None), an integer >= 1, or distinct
+    integers >= 1 separated by commas ("1,2": a tuple, the union of the cuts)."""
     if text in ("auto", "leaves"):
         return None if text == "leaves" else text
-    return _number("--rule-depth", int, lambda v: v >= 1,
-                   "'auto', 'leaves' or an integer >= 1")(text)
+    requirement = ("'auto', 'leaves', an integer >= 1 or distinct integers >= 1 "
+                   "separated by commas (e.g. 1,2)")
+    try:
+        depths = tuple(int(part) for part in text.split(","))
+        return check_rule_depth(depths if len(depths) > 1 else depths[0])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--rule-depth must be {requirement}, got {text!r}")
 
 
 def _positive_int(name):
@@ -95,7 +102,8 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    help="which nodes of each tree are rules: 'auto' (default: the "
                         "largest depth <= 3 whose nodes hold a median of at least "
                         "max(10, 1%%) of the rows), an integer depth D (each tree cut "
-                        "at depth D), or 'leaves' (every leaf)")
+                        "at depth D), depths separated by commas (1,2: the union of "
+                        "the cuts, single conditions and pairs), or 'leaves' (every leaf)")
     g.add_argument("--exact-thresholds", action="store_true",
                    help="print thresholds exactly (default: the shortest decimal that "
                         "selects the same rows for every value with up to 15 digits)")
