@@ -55,7 +55,11 @@ def min_rows_per_rule(n_rows) -> float:
 
 
 def node_depths(tree) -> np.ndarray:
-    """Depth of every node of a laid-out tree (root 0), int64; cached."""
+    """Depth of every node of a laid-out tree (root 0), int64; cached.
+
+    :func:`firecy.ensembles._tree.depth_first_layout` sets the cache from its
+    own walk; a tree laid out otherwise gets it from its parents here.
+    """
     depth = getattr(tree, "_node_depth", None)
     if depth is not None:
         return depth
