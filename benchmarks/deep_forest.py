@@ -10,8 +10,13 @@ friedman1 rows, about 1.7 million rules. Stages:
 * ``design``: ``BlockDesign.from_leaf_table`` (what the solver uses);
 * ``path``: ``fire_path(design, y, L1(), n_lambdas=50, eps=1e-4)`` (tol 1e-6);
 * ``estimator``: what a user calls, ``FIRERegressor(estimator=forest).fit(X, y)``
-  at its defaults (MCP + fusion, 14 rules, 5-fold CV), with the test R^2 of
-  the rules and of the forest on 5000 fresh rows.
+  at its defaults (MCP + fusion, 14 rules, 5-fold CV, ``rule_depth="auto"``,
+  which cuts these trees at depth 3), with the test R^2 of the rules and of
+  the forest on 5000 fresh rows; ``cpu_seconds`` is the fit's CPU time (all
+  threads), the figure to read on a loaded machine (the fit is
+  single-threaded unless ``--n-jobs`` threads its CV folds).
+
+Results, before/after and the commands: ``benchmarks/deep_forest_RESULTS.md``.
 
 Each stage runs in its own process (``--stage``; the driver runs them all),
 which loads what the previous stage cached, so its peak resident memory
@@ -19,6 +24,7 @@ which loads what the previous stage cached, so its peak resident memory
 all stages in one process instead (the peak a user sees in a script).
 
     python benchmarks/deep_forest.py [--one-process] [--cache DIR]
+    python benchmarks/deep_forest.py --stage estimator [--n-jobs 2] [--cache DIR]
 """
 import argparse
 import ast
@@ -125,9 +131,11 @@ def stage_estimator(args, st, model=None):
     model = load_forest(args) if model is None else model
     X, y = data(args.rows)
     X_test, y_test = data(5000, seed=1)
-    t0 = time.perf_counter()
-    est = FIRERegressor(estimator=model).fit(X, y)
+    t0, c0 = time.perf_counter(), time.process_time()
+    est = FIRERegressor(estimator=model, n_jobs=args.n_jobs).fit(X, y)
     st["seconds"] = time.perf_counter() - t0
+    st["cpu_seconds"] = round(time.process_time() - c0, 2)
+    st["rule_depth"] = est.rule_depth_
     st["rules"] = int(est.n_rules_)
     st["test_r2"] = round(float(est.score(X_test, y_test)), 4)
     st["forest_test_r2"] = round(float(model.score(X_test, y_test)), 4)
@@ -169,6 +177,8 @@ def main():
     ap.add_argument("--stage", choices=STAGES)
     ap.add_argument("--skip-fit", action="store_true", help="reuse the cached forest")
     ap.add_argument("--one-process", action="store_true")
+    ap.add_argument("--n-jobs", type=int, default=None,
+                    help="the estimator's n_jobs (threads over its CV folds); default None")
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     if args.stage:
@@ -182,6 +192,8 @@ def main():
                 continue
             cmd = [sys.executable, __file__, "--stage", name, "--rows", str(args.rows),
                    "--trees", str(args.trees), "--tol", str(args.tol), "--cache", args.cache]
+            if args.n_jobs is not None:
+                cmd += ["--n-jobs", str(args.n_jobs)]
             res = subprocess.run(cmd, capture_output=True, text=True, check=True)
             line = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")][-1]
             out[name] = ast.literal_eval(line[len("RESULT "):])

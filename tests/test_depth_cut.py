@@ -305,3 +305,32 @@ def test_rule_depth_validation():
     for bad in (0, -1, 2.5, "deep", True):
         with pytest.raises(ValueError, match="rule_depth"):
             FIRERegressor(rule_depth=bad, n_lambdas=3, cv=2).fit(X, y)
+
+
+def test_node_depths_and_ancestors_match_sklearn():
+    """The layout's node depths are scikit-learn's (``compute_node_depths``,
+    root 1), and the compiled walk up finds each leaf's ancestor at a depth by
+    scikit-learn's own parent links."""
+    from sklearn.datasets import make_friedman1
+
+    from firecy.ensembles._depth import _ancestors, node_depths
+
+    X, y = make_friedman1(n_samples=400, random_state=0)
+    rf = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)  # fully grown
+    ens = rule_ensemble_from_model(rf)
+    for d in (0, 1, 3, 50):
+        anc = _ancestors(ens, d)
+        for t, (blk, est) in enumerate(zip(ens._blocks, rf.estimators_)):
+            tree = est.tree_
+            np.testing.assert_array_equal(node_depths(blk.tree), tree.compute_node_depths() - 1)
+            parent = np.full(tree.node_count, -1)
+            for side in (tree.children_left, tree.children_right):
+                inner = side >= 0
+                parent[side[inner]] = np.flatnonzero(inner)
+            depth = tree.compute_node_depths() - 1
+            lo, hi = ens.block_ptr[t], ens.block_ptr[t + 1]
+            for leaf, a in zip(ens._leaf_nodes[lo:hi], anc[lo:hi]):
+                node = leaf
+                while depth[node] > d:
+                    node = parent[node]
+                assert a == node

@@ -511,3 +511,21 @@ def test_engine_callbacks_outside_a_solve_raise(rf_design):
     for method in ("refresh", "refresh_value", "penalty_groups"):
         with pytest.raises(RuntimeError, match="only during a solve"):
             getattr(problem.engine, method)()
+
+
+@pytest.mark.parametrize("sizes", [(3, 7, 5), (3, 70000, 5)])
+def test_tree_layout_rows_of_each_column_match_scipy(sizes):
+    """col_ptr / col_rows of the tree layout are the CSC structure of the
+    0/1 matrix (rows ascending in each column); a block of more than 65536
+    columns takes the whole-table sort."""
+    rng = np.random.default_rng(0)
+    ptr = np.r_[0, np.cumsum(sizes)]
+    n = 300
+    table = np.column_stack([rng.integers(ptr[t], ptr[t + 1], n)
+                             for t in range(len(sizes))]).astype(np.int32)
+    design = BlockDesign.from_leaf_table(table, np.ones(ptr[-1]), ptr)
+    rows = np.repeat(np.arange(n), len(sizes))
+    ref = sp.csc_matrix((np.ones(rows.size), (rows, table.ravel())), shape=(n, ptr[-1]))
+    ref.sort_indices()
+    np.testing.assert_array_equal(design.col_ptr, ref.indptr)
+    np.testing.assert_array_equal(design.col_rows, ref.indices)

@@ -27,6 +27,7 @@ import numbers
 import numpy as np
 
 import firecy.ensembles._design as _design
+from firecy.ensembles._layout import ancestors_at_depth
 from firecy.ensembles._lazy import NodePathList, RuleList
 
 __all__ = [
@@ -54,7 +55,11 @@ def min_rows_per_rule(n_rows) -> float:
 
 
 def node_depths(tree) -> np.ndarray:
-    """Depth of every node of a laid-out tree (root 0), int64; cached."""
+    """Depth of every node of a laid-out tree (root 0), int64; cached.
+
+    :func:`firecy.ensembles._tree.depth_first_layout` sets the cache from its
+    own walk; a tree laid out otherwise gets it from its parents here.
+    """
     depth = getattr(tree, "_node_depth", None)
     if depth is not None:
         return depth
@@ -88,17 +93,16 @@ def tree_depths(ensemble) -> np.ndarray:
 
 def _ancestors(ensemble, depth):
     """Local node id of each column's ancestor at ``depth`` (itself if shallower)."""
-    anc = np.array(ensemble._leaf_nodes, dtype=np.int64)
+    leaf_nodes = np.ascontiguousarray(ensemble._leaf_nodes, dtype=np.int64)
+    anc = np.empty_like(leaf_nodes)
     bp = ensemble.block_ptr
     for t, blk in enumerate(ensemble._blocks):
         lo, hi = bp[t], bp[t + 1]
-        nd = node_depths(blk.tree)
-        parent = blk.tree.parent
-        cur = anc[lo:hi]
-        deep = nd[cur] > depth
-        while deep.any():
-            cur[deep] = parent[cur[deep]]
-            deep = nd[cur] > depth
+        # compiled: one walk up per leaf (a level-by-level numpy walk gathers
+        # every level at random, 0.6 s on the 1.7-million-leaf forest)
+        anc[lo:hi] = ancestors_at_depth(
+            leaf_nodes[lo:hi], np.ascontiguousarray(blk.tree.parent, dtype=np.int64),
+            node_depths(blk.tree), depth)
     return anc
 
 

@@ -30,6 +30,8 @@ def depth_first(const int64_t[::1] left, const int64_t[::1] right, const int64_t
         Local id of each node's parent (-1 at roots and unreachable nodes).
     is_left : ndarray of bool, shape (N,)
         Whether the node is its parent's left child.
+    depth : ndarray of int64, shape (N,)
+        Depth of each node (roots 0; 0 at unreachable nodes too).
 
     Raises
     ------
@@ -44,12 +46,14 @@ def depth_first(const int64_t[::1] left, const int64_t[::1] right, const int64_t
     n_leaves_arr = np.zeros(max(U, 0), dtype=np.int64)
     parent_arr = np.full(N, -1, dtype=np.int64)
     is_left_arr = np.zeros(N, dtype=np.uint8)
+    depth_arr = np.zeros(N, dtype=np.int64)
     stack_arr = np.empty(N + 1, dtype=np.int64)
     visited_arr = np.zeros(N, dtype=np.uint8)
     cdef int64_t[::1] leaves = leaves_arr
     cdef int64_t[::1] n_leaves = n_leaves_arr
     cdef int64_t[::1] parent = parent_arr
     cdef uint8_t[::1] is_left = is_left_arr
+    cdef int64_t[::1] depth = depth_arr
     cdef int64_t[::1] stack = stack_arr
     cdef uint8_t[::1] visited = visited_arr
     cdef Py_ssize_t u, top, k = 0, count
@@ -95,6 +99,8 @@ def depth_first(const int64_t[::1] left, const int64_t[::1] right, const int64_t
                 parent[lc] = node - base
                 parent[rc] = node - base
                 is_left[lc] = 1
+                depth[lc] = depth[node] + 1
+                depth[rc] = depth[node] + 1
                 # the right child is pushed first, so the left one pops first
                 stack[top] = rc
                 stack[top + 1] = lc
@@ -110,4 +116,48 @@ def depth_first(const int64_t[::1] left, const int64_t[::1] right, const int64_t
         raise ValueError("malformed tree: a child id outside the tree, or the root as a child")
     if error == 4:
         raise ValueError("malformed tree: a node reached twice (two parents, or a cycle)")
-    return leaves_arr[:k].copy(), n_leaves_arr, parent_arr, is_left_arr.view(bool)
+    return leaves_arr[:k].copy(), n_leaves_arr, parent_arr, is_left_arr.view(bool), depth_arr
+
+
+def ancestors_at_depth(const int64_t[::1] nodes, const int64_t[::1] parent,
+                       const int64_t[::1] depth, int64_t max_depth):
+    """The ancestor at depth ``max_depth`` of each of ``nodes`` (itself if not deeper).
+
+    Parameters
+    ----------
+    nodes : ndarray of int64, shape (K,)
+        Local node ids of one tree.
+    parent, depth : ndarray of int64, shape (n_nodes,)
+        The tree's parents (-1 at the root) and node depths (root 0).
+    max_depth : int
+
+    Returns
+    -------
+    ndarray of int64, shape (K,)
+    """
+    cdef Py_ssize_t k, K = nodes.shape[0], n = parent.shape[0]
+    out_arr = np.empty(K, dtype=np.int64)
+    cdef int64_t[::1] out = out_arr
+    cdef int64_t cur
+    cdef int error = 0
+    if depth.shape[0] != n:
+        raise ValueError("parent and depth must have one entry per node")
+    with nogil:
+        for k in range(K):
+            cur = nodes[k]
+            if cur < 0 or cur >= n:
+                error = 1
+                break
+            while depth[cur] > max_depth:
+                cur = parent[cur]
+                if cur < 0 or cur >= n:
+                    error = 2
+                    break
+            if error:
+                break
+            out[k] = cur
+    if error == 1:
+        raise ValueError("a node id outside the tree")
+    if error == 2:
+        raise ValueError("malformed tree: a node deeper than max_depth without a parent")
+    return out_arr

@@ -172,7 +172,9 @@ class TreeStructure:
 def depth_first_layout(trees) -> list:
     """Leaves of each tree in left-to-right (depth-first) order.
 
-    Also sets ``tree.parent`` and ``tree.is_left`` on every tree.  One pass
+    Also sets ``tree.parent``, ``tree.is_left`` and the node depths
+    (``tree._node_depth``, see :func:`firecy.ensembles._depth.node_depths`)
+    on every tree.  One pass
     over the concatenated node arrays of all the trees, in compiled code
     (``_layout.depth_first``): linear in the number of nodes.
 
@@ -203,7 +205,7 @@ def depth_first_layout(trees) -> list:
     for k, t in enumerate(trees):
         left[off[k]:off[k + 1]] = t.left
         right[off[k]:off[k + 1]] = t.right
-    leaves, n_leaves, parent, is_left = depth_first(left, right, off)
+    leaves, n_leaves, parent, is_left, depth = depth_first(left, right, off)
     del left, right
     leaf_off = np.zeros(sizes.size + 1, dtype=np.int64)
     np.cumsum(n_leaves, out=leaf_off[1:])
@@ -211,6 +213,7 @@ def depth_first_layout(trees) -> list:
     for k, t in enumerate(trees):
         t.parent = parent[off[k]:off[k + 1]]
         t.is_left = is_left[off[k]:off[k + 1]]
+        t._node_depth = depth[off[k]:off[k + 1]]  # what _depth.node_depths reads
         out.append(leaves[leaf_off[k]:leaf_off[k + 1]])
     return out
 

@@ -159,6 +159,15 @@ cdef class GreedyBlockCD:
     # multinomial's K, in its own state): the convergence test asks each of
     # their gradients, the sums of z over the group's k-th rows, to vanish
     cdef bint group_intercepts
+    # skipping a redundant resync (see in_sync): the state of a datafit
+    # whose per-row state is a function of (w, intercept) alone (firecy's
+    # Quadratic and Logistic) is exactly what the last resync computed while
+    # ``synced`` holds and w and the intercept are bitwise those it saw
+    # (w_sync, b_sync); col_grad keeps that resync's column gradients, which
+    # a confirming sweep reads until its first move (sweep_cached)
+    cdef bint sync_ok, synced, sweep_cached
+    cdef double[::1] w_sync, col_grad
+    cdef double b_sync
 
     def __init__(self, design, Datafit datafit, y, sample_weight, offset, column_sums,
                  curvature, double[::1] step, bint fit_intercept):
@@ -209,6 +218,9 @@ cdef class GreedyBlockCD:
         self.st.intercept = 0.0
         from firecy.datafits import Logistic, Multinomial, Quadratic
         self.check_majoriser = type(datafit) not in (Quadratic, Logistic, Multinomial)
+        self.sync_ok = type(datafit) in (Quadratic, Logistic)
+        self.synced = False
+        self.sweep_cached = False
         self.row_group = int(getattr(datafit, "row_group_size", 1))
         self.group_intercepts = (self.row_group > 1
                                  and bool(getattr(datafit, "fit_intercept", False)))
@@ -221,6 +233,8 @@ cdef class GreedyBlockCD:
         self.st.work = &self.work[0]
         self.dr = np.zeros(self.n)
         self.gt = np.zeros(self.R)
+        self.w_sync = np.zeros(self.R)
+        self.col_grad = np.zeros(self.R)
         self.block_pen = np.zeros(self.T)
         self.scores = np.zeros(self.T)
         self.touched_mark = np.zeros(self.n, dtype=np.uint8)
@@ -276,6 +290,7 @@ cdef class GreedyBlockCD:
     @intercept.setter
     def intercept(self, double value):
         self.st.intercept = value if self.st.fit_intercept else 0.0
+        self.synced = False
 
     def _require_penalty(self, what):
         # the penalty is bound only while solve() runs (the Newton steps call
@@ -319,6 +334,7 @@ cdef class GreedyBlockCD:
         """The datafit's per-row arrays (a view, shape (n_rows_used, n)):
         where a datafit keeps state the contract has no field for (the
         multinomial's K intercepts, in the first K entries of row 2)."""
+        self.synced = False   # the caller may write to them
         return np.asarray(self.rows)
 
     def row_derivatives(self):
@@ -405,6 +421,7 @@ cdef class GreedyBlockCD:
                         self.touched[self.n_touched] = <int> r
                         self.n_touched += 1
         if self.n_touched:
+            self.synced = False
             self.datafit.shift_rows(&self.st, &self.touched[0], &self.dr[0], self.n_touched)
         if self.is_tree:
             for q in range(self.n_touched):
@@ -433,23 +450,52 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t j
         cdef Column col
         cdef double c = self.datafit.common_gradient(&self.st)
+        cdef double g
         for j in range(self.R):
             self.column(j, &col)
-            self.gt[j] = self.datafit.column_gradient(&self.st, &col) - c * self.m[j]
+            g = self.datafit.column_gradient(&self.st, &col)
+            self.col_grad[j] = g
+            self.gt[j] = g - c * self.m[j]
         return 0
 
     cdef int resync(self) except -1 nogil:
         """Recompute the datafit's state, the gradient and the penalty values
-        from w and the intercept."""
+        from w and the intercept (only the penalty values when the state is
+        already exactly that: see in_sync)."""
+        cdef Py_ssize_t j
+        if self.in_sync():
+            self.pen_total = self.recompute_penalty()
+            return 0
         self.resync_value()
         self.full_gradient()
+        if self.sync_ok:
+            for j in range(self.R):
+                self.w_sync[j] = self.w[j]
+            self.b_sync = self.st.intercept
+            self.synced = True
         return 0
+
+    cdef bint in_sync(self) noexcept nogil:
+        """Whether the datafit's state and the column gradients are bitwise
+        what a resync at the current w and intercept computes: nothing moved
+        them since the last resync (``synced``, cleared by every change of
+        the state) and w and the intercept are the values it saw (O(R),
+        against O(nnz) for the resync). Along a warm path most points keep
+        the previous point's weights: their solve then reads no data."""
+        cdef Py_ssize_t j
+        if not (self.synced and self.st.intercept == self.b_sync):
+            return False
+        for j in range(self.R):
+            if self.w[j] != self.w_sync[j]:
+                return False
+        return True
 
     cdef int resync_value(self) except -1 nogil:
         """Recompute the datafit's state and the penalty values (what F
         needs), leaving the column gradients stale: for a line search, which
         evaluates F at many points (the engine resyncs before it reads the
         gradients again)."""
+        self.synced = False
         self.linear_predictor()
         self.datafit.initialize(&self.st, &self.lin[0])
         self.pen_total = self.recompute_penalty()
@@ -487,6 +533,7 @@ cdef class GreedyBlockCD:
     cdef int intercept_step(self, bint keep_gradient) except -1 nogil:
         """One intercept step of the datafit (a no-op for a profiled one)."""
         if self.datafit.update_intercept(&self.st) > 0.0:
+            self.synced = False
             self.record_objective()
             if keep_gradient:
                 self.full_gradient()
@@ -501,6 +548,7 @@ cdef class GreedyBlockCD:
             moved = self.datafit.update_intercept(&self.st)
             if moved > 0.0:
                 any_move = 1
+                self.synced = False
             if moved <= 1e-13 * (1.0 + fabs(self.st.intercept)):
                 break
         return any_move
@@ -599,11 +647,14 @@ cdef class GreedyBlockCD:
         cdef double before = self.objective()
         if working_set:
             self.full_working_set()
+            # until a block moves, the state is the last resync's
+            self.sweep_cached = self.in_sync()
         for t in range(self.T):
             if working_set:
                 self.update_ws_block(t)
             else:
                 self.update_block(t)
+        self.sweep_cached = False
         self.check_no_rise(before)
         self.intercept_step(False)
         self.resync()
@@ -664,6 +715,8 @@ cdef class GreedyBlockCD:
     cdef int move_column(self, Py_ssize_t j, double value) except -1 nogil:
         """w_j = value, with the datafit's row state updated on its rows."""
         cdef Column col
+        self.synced = False
+        self.sweep_cached = False
         self.column(j, &col)
         self.datafit.shift_column(&self.st, &col, value - self.w[j])
         self.w[j] = value
@@ -682,7 +735,9 @@ cdef class GreedyBlockCD:
         blk.curv = &self.buf_curv[0]
         for q in range(nb):
             j = self.ws_cols[q0 + q]
-            self.buf_g[q] = self.column_gradient(j)
+            # nothing moved since the resync that computed col_grad: the
+            # same value, without reading the column's rows
+            self.buf_g[q] = self.col_grad[j] if self.sweep_cached else self.column_gradient(j)
             self.buf_w[q] = self.w[j]
             self.buf_step[q] = self.step[j]
             self.buf_curv[q] = self.curv[j]
@@ -785,6 +840,7 @@ cdef class GreedyBlockCD:
 
     cdef void restore_rows(self) noexcept nogil:
         cdef Py_ssize_t k, i
+        self.synced = False
         for k in range(self.rows.shape[0]):
             for i in range(self.n):
                 self.rows[k, i] = self.rows_save[k, i]
