@@ -7,8 +7,8 @@ engine minimises the softmax loss over every class's blocks at once, with
 its own greedy/working-set strategy, Anderson and Newton steps and its
 convergence test (docs/datafits.rst, "Multinomial"). This replaces the
 class-by-class cycles of :mod:`~firecy.estimators._multinomial_cycles` and
-their NumPy polish; those stay reachable through :data:`USE_ENGINE` (set it
-to False) for before/after benchmarks.
+their NumPy polish, which stay reachable through :data:`USE_ENGINE` (set it
+to False) only for before/after benchmarks.
 
 Classes without a row of positive weight have an intercept that runs to
 -infinity: they are left out of the solve (their rules stay at zero) and
@@ -29,15 +29,15 @@ from firecy.solver._problem import Problem, check_penalty, check_solver_params
 
 __all__ = ["USE_ENGINE", "multinomial_path", "stack_design"]
 
-#: Private switch: True solves the multinomial path in the engine (one call
-#: per path point); False keeps the previous class cycles + NumPy polish
-#: (for benchmarks that time both in one run:
-#: ``firecy.estimators._multinomial_engine.USE_ENGINE``). Off by default
-#: until the measurements of benchmarks/multinomial_engine.py cover every
-#: set (wine/random forest selected a model with a worse held-out log-loss
-#: than the cycles' in one run; the 5-class 20,000-row set is unmeasured)
-#: and check_estimator passes with it on (docs/datafits.rst, "Multinomial").
-USE_ENGINE = False
+#: Private switch: True (the default) solves the multinomial path in the
+#: engine (one call per path point); False keeps the previous class cycles +
+#: NumPy polish, only so that benchmarks time both in one run
+#: (benchmarks/classification_speed.py ``--method engine,cycles``). On wine
+#: with a random forest the engine's objective is the lower one at 22 of the
+#: full path's 52 points (by up to 14%) and the higher at 2 (by 2.6% and
+#: 0.1%; each answer is a stationary point the other solver keeps when
+#: started from it: MCP's non-convexity), equal elsewhere.
+USE_ENGINE = True
 
 
 def stack_design(design, col_class, n_classes):
