@@ -82,14 +82,21 @@ cdef bint cholesky_solve(double* a, const double* b, double* x, Py_ssize_t n) no
     return True
 
 
+cdef inline double group_max(const double* eta, Py_ssize_t K) noexcept nogil:
+    """max_k eta[k] (the shift that keeps exp finite)."""
+    cdef Py_ssize_t k
+    cdef double top = eta[0]
+    for k in range(1, K):
+        if eta[k] > top:
+            top = eta[k]
+    return top
+
+
 cdef inline double group_softmax(const double* eta, double* prob,
                                  Py_ssize_t K) noexcept nogil:
     """prob[k] = softmax(eta)[k]; returns log sum_k exp(eta[k])."""
     cdef Py_ssize_t k
-    cdef double top = eta[0], total = 0.0
-    for k in range(1, K):
-        if eta[k] > top:
-            top = eta[k]
+    cdef double top = group_max(eta, K), total = 0.0
     for k in range(K):
         prob[k] = exp(eta[k] - top)
         total += prob[k]
@@ -99,11 +106,9 @@ cdef inline double group_softmax(const double* eta, double* prob,
 
 
 cdef inline double group_lse(const double* eta, Py_ssize_t K) noexcept nogil:
+    """log sum_k exp(eta[k])."""
     cdef Py_ssize_t k
-    cdef double top = eta[0], total = 0.0
-    for k in range(1, K):
-        if eta[k] > top:
-            top = eta[k]
+    cdef double top = group_max(eta, K), total = 0.0
     for k in range(K):
         total += exp(eta[k] - top)
     return top + log(total)

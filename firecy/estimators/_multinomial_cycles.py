@@ -13,7 +13,8 @@ from firecy.estimators._multinomial_polish import SHRUNK, polish_multinomial, ro
 from firecy.solver import PathResult, SolveResult, lambda_max
 from firecy.solver._problem import Problem, check_solver_params
 
-__all__ = ["multinomial_path", "absent_class_margin"]
+__all__ = ["multinomial_path", "absent_class_margin", "lambda_grid", "path_result",
+           "record_point"]
 
 # cycles over the classes per path point before a ConvergenceWarning
 _MAX_CYCLES = 100
@@ -24,6 +25,41 @@ def absent_class_margin(n_rows):
     probability of half an observation, 1 / (2 n + 1), instead of 0, so that
     a validation fold scores such rows with a finite loss."""
     return -np.log(2.0 * max(n_rows, 1))
+
+
+def lambda_grid(top, lambdas, n_lambdas, eps):
+    """The path's lambdas, decreasing: ``lambdas`` sorted, else ``n_lambdas``
+    log-spaced from ``top`` (the path's lambda_max) down to ``eps * top``."""
+    if lambdas is None:
+        if not np.isfinite(top):
+            raise ValueError("lambda_max is infinite for this penalty: pass the grid explicitly")
+        return top * np.logspace(0, np.log10(eps), n_lambdas) if top > 0 else np.array([0.0])
+    return np.sort(np.asarray(lambdas, dtype=np.float64).ravel())[::-1]
+
+
+def record_point(rows, i, n_points, lam, coef, b, objective, n_iter, converged,
+                 progress, max_rules):
+    """Append path point ``i`` to ``rows`` (copies), report it to
+    ``progress``; True when its rule count ends the path (over ``max_rules``)."""
+    n_rules = int(np.count_nonzero(coef))
+    rows.append((float(lam), coef.copy(), b.copy(), objective, n_rules, n_iter, converged))
+    if progress is not None:
+        progress(i, n_points, SolveResult(coef=coef.copy(), intercept=b.copy(),
+                                          objective=objective, n_iter=n_iter,
+                                          converged=converged))
+    return max_rules is not None and n_rules > max_rules
+
+
+def path_result(rows, lambda_max):
+    """The PathResult of per-point rows ``(lambda, coef, intercepts,
+    objective, n_rules, n_iter, converged)``."""
+    cols = list(zip(*rows))
+    return PathResult(
+        lambdas=np.array(cols[0]), coefs=np.array(cols[1]), intercepts=np.array(cols[2]),
+        objectives=np.array(cols[3]), n_rules=np.array(cols[4], dtype=np.intp),
+        n_iter=np.array(cols[5], dtype=np.intp), converged=np.array(cols[6], dtype=bool),
+        lambda_max=float(lambda_max),
+    )
 
 
 def _lse_others(eta, k):
@@ -310,12 +346,7 @@ def _multinomial_path(design, y, penalty, block_class, n_classes, sample_weight,
     state = _Multinomial(design, y, block_class, n_classes, sample_weight, fit_intercept)
     b0 = state.null_intercepts()
     top = state.lambda_max(penalty, b0)
-    if lambdas is None:
-        if not np.isfinite(top):
-            raise ValueError("lambda_max is infinite for this penalty: pass the grid explicitly")
-        grid = top * np.logspace(0, np.log10(eps), n_lambdas) if top > 0 else np.array([0.0])
-    else:
-        grid = np.sort(np.asarray(lambdas, dtype=np.float64).ravel())[::-1]
+    grid = lambda_grid(top, lambdas, n_lambdas, eps)
     pen = copy.deepcopy(penalty)
     w = np.zeros(design.n_columns)
     b = b0.copy()
@@ -329,21 +360,10 @@ def _multinomial_path(design, y, penalty, block_class, n_classes, sample_weight,
             objective, n_iter, converged = null_objective, 0, True
         else:
             objective, n_iter, converged = state.solve(pen, w, b, tol, max_iter)
-        n_rules = int(np.count_nonzero(w))
-        rows.append((float(lam), w.copy(), b.copy(), objective, n_rules, n_iter, converged))
-        if progress is not None:
-            progress(i, len(grid), SolveResult(coef=w.copy(), intercept=b.copy(),
-                                               objective=objective, n_iter=n_iter,
-                                               converged=converged))
-        if max_rules is not None and n_rules > max_rules:
+        if record_point(rows, i, len(grid), lam, w, b, objective, n_iter, converged,
+                        progress, max_rules):
             break
-    cols = list(zip(*rows))
-    path = PathResult(
-        lambdas=np.array(cols[0]), coefs=np.array(cols[1]), intercepts=np.array(cols[2]),
-        objectives=np.array(cols[3]), n_rules=np.array(cols[4], dtype=np.intp),
-        n_iter=np.array(cols[5], dtype=np.intp), converged=np.array(cols[6], dtype=bool),
-        lambda_max=float(top),
-    )
+    path = path_result(rows, top)
     if refine_path:
         from firecy.solver._refine import refine_jumps
 

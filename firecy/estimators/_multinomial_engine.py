@@ -7,8 +7,8 @@ engine minimises the softmax loss over every class's blocks at once, with
 its own greedy/working-set strategy, Anderson and Newton steps and its
 convergence test (docs/datafits.rst, "Multinomial"). This replaces the
 class-by-class cycles of :mod:`~firecy.estimators._multinomial_cycles` and
-their NumPy polish; those stay reachable through :data:`USE_ENGINE` (set it
-to False) for before/after benchmarks.
+their NumPy polish, which stay reachable through :data:`USE_ENGINE` (set it
+to False) only for before/after benchmarks.
 
 Classes without a row of positive weight have an intercept that runs to
 -infinity: they are left out of the solve (their rules stay at zero) and
@@ -24,20 +24,22 @@ from firecy._validation import check_sample_weight
 from firecy.datafits import Multinomial
 from firecy.estimators._multinomial_cycles import absent_class_margin
 from firecy.estimators._multinomial_cycles import multinomial_path as cycles_path
-from firecy.solver import BlockDesign, PathResult, SolveResult
+from firecy.estimators._multinomial_cycles import lambda_grid, path_result, record_point
+from firecy.estimators._multinomial_polish import row_logsumexp
+from firecy.solver import BlockDesign, SolveResult
 from firecy.solver._problem import Problem, check_penalty, check_solver_params
 
 __all__ = ["USE_ENGINE", "multinomial_path", "stack_design"]
 
-#: Private switch: True solves the multinomial path in the engine (one call
-#: per path point); False keeps the previous class cycles + NumPy polish
-#: (for benchmarks that time both in one run:
-#: ``firecy.estimators._multinomial_engine.USE_ENGINE``). Off by default
-#: until the measurements of benchmarks/multinomial_engine.py cover every
-#: set (wine/random forest selected a model with a worse held-out log-loss
-#: than the cycles' in one run; the 5-class 20,000-row set is unmeasured)
-#: and check_estimator passes with it on (docs/datafits.rst, "Multinomial").
-USE_ENGINE = False
+#: Private switch: True (the default) solves the multinomial path in the
+#: engine (one call per path point); False keeps the previous class cycles +
+#: NumPy polish, only so that benchmarks time both in one run
+#: (benchmarks/classification_speed.py ``--method engine,cycles``). On wine
+#: with a random forest the engine's objective is the lower one at 22 of the
+#: full path's 52 points (by up to 14%) and the higher at 2 (by 2.6% and
+#: 0.1%; each answer is a stationary point the other solver keeps when
+#: started from it: MCP's non-convexity), equal elsewhere.
+USE_ENGINE = True
 
 
 def stack_design(design, col_class, n_classes):
@@ -147,8 +149,7 @@ class _StackedMultinomial:
         if self.absent.size:
             eta = self.offsets[:, self.classes] + b[self.classes]
             eta += (self.problem.design.matvec(w_sub)).reshape(self.n, self.Kp)
-            top = eta.max(axis=1)
-            lse = top + np.log(np.exp(eta - top[:, None]).sum(axis=1))
+            lse = row_logsumexp(eta)
             for k in self.absent:
                 b[k] = float(absent_class_margin(self.n_pos)
                              - np.average(self.offsets[:, k] - lse, weights=self.s))
@@ -194,12 +195,7 @@ def _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter, pro
     template = check_penalty(penalty)
     max_updates = check_solver_params(tol, max_iter, problem.design.n_blocks)
     top = problem.lambda_max(template) if problem.design.n_blocks else 0.0
-    if lambdas is None:
-        if not np.isfinite(top):
-            raise ValueError("lambda_max is infinite for this penalty: pass the grid explicitly")
-        grid = top * np.logspace(0, np.log10(eps), n_lambdas) if top > 0 else np.array([0.0])
-    else:
-        grid = np.sort(np.asarray(lambdas, dtype=np.float64).ravel())[::-1]
+    grid = lambda_grid(top, lambdas, n_lambdas, eps)
     pen = copy.deepcopy(template)
     w = np.zeros(problem.design.n_columns)
     rows = []
@@ -213,23 +209,10 @@ def _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter, pro
         else:
             res = problem.solve(pen, w, tol, max_updates)
             objective, n_iter, converged = res.objective, res.n_iter, res.converged
-        b = state.full_intercepts(w)
-        coef = state.full_coef(w)
-        n_rules = int(np.count_nonzero(w))
-        rows.append((float(lam), coef, b, objective, n_rules, n_iter, converged))
-        if progress is not None:
-            progress(i, len(grid), SolveResult(coef=coef.copy(), intercept=b.copy(),
-                                               objective=objective, n_iter=n_iter,
-                                               converged=converged))
-        if max_rules is not None and n_rules > max_rules:
+        if record_point(rows, i, len(grid), lam, state.full_coef(w), state.full_intercepts(w),
+                        objective, n_iter, converged, progress, max_rules):
             break
-    cols = list(zip(*rows))
-    path = PathResult(
-        lambdas=np.array(cols[0]), coefs=np.array(cols[1]), intercepts=np.array(cols[2]),
-        objectives=np.array(cols[3]), n_rules=np.array(cols[4], dtype=np.intp),
-        n_iter=np.array(cols[5], dtype=np.intp), converged=np.array(cols[6], dtype=bool),
-        lambda_max=float(top),
-    )
+    path = path_result(rows, top)
     if refine_path:
         from firecy.solver._refine import refine_jumps
 
