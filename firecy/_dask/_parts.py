@@ -5,18 +5,15 @@ partitions ``(X_i, y_i, s_i)`` with :func:`dask.delayed` and reduces the small
 results on the client; the partitions are never gathered (except on the exact
 path, for data that fits the sample size).
 """
+import sys
+
 import numpy as np
 
 
-def _frame_types():
-    import dask.dataframe as dd
-
-    return (dd.DataFrame, dd.Series)
-
-
 def is_frame(obj):
-    """A Dask DataFrame or Series."""
-    return isinstance(obj, _frame_types())
+    """A Dask DataFrame or Series (never imports dask.dataframe, which needs pyarrow)."""
+    dd = sys.modules.get("dask.dataframe")
+    return dd is not None and isinstance(obj, (dd.DataFrame, dd.Series))
 
 
 def row_partitions(X):
