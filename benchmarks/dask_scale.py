@@ -76,7 +76,10 @@ def cmd_model(args):
 
     X, y = in_memory_friedman(200_000, SEED_MODEL)
     t = time.perf_counter()
-    rf = RandomForestRegressor(500, max_depth=3, random_state=0, n_jobs=2).fit(X, y)
+    # each tree on a bootstrap of 20,000 of the 200,000 rows: depth-3 trees
+    # need no more, and this loaded 2-core machine fits them 10x faster
+    rf = RandomForestRegressor(500, max_depth=3, max_samples=20_000, random_state=0,
+                               n_jobs=2).fit(X, y)
     rf.set_params(n_jobs=1)
     print(f"model: 500 depth-3 trees on 200,000 rows in {time.perf_counter() - t:.1f} s")
     joblib.dump(rf, os.path.join(args.dir, "model.joblib"))

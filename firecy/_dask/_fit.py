@@ -231,13 +231,33 @@ def _sum(results, key):
 
 
 # -- the fit ---------------------------------------------------------------------
+def _local_model(model):
+    """An ``xgboost.dask`` model's Booster: its ``apply`` takes in-memory rows."""
+    from firecy.estimators._model_inspection import is_fitted_model, unwrap
+
+    inner = unwrap(model)
+    if inner is not None and type(inner).__module__.startswith("xgboost.dask") \
+            and is_fitted_model(inner):
+        return inner.get_booster()
+    return model
+
+
 def fit_dask(est, X, y, sample_weight=None, *, sample_size="auto", refit=True,
              progress=None):
     """Fit ``est`` (a FIRERegressor or FIREClassifier) on Dask collections; see
     :func:`firecy.dask.fit_dask`."""
+    _check_supported(est)
+    given = est.estimator
+    est.estimator = _local_model(given)
+    try:
+        return _fit(est, X, y, sample_weight, sample_size, refit, progress)
+    finally:
+        est.estimator = given
+
+
+def _fit(est, X, y, sample_weight, sample_size, refit, progress):
     import dask
 
-    _check_supported(est)
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
     if sample_size == "auto" or sample_size is None:
