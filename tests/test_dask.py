@@ -229,3 +229,27 @@ def test_other_estimators_refuse_dask(reg):
     X, y, rf, kw, _ = reg
     with pytest.raises(TypeError, match="does not take Dask"):
         fit_dask(FIREPoissonRegressor(), da.from_array(X), da.from_array(y))
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_models_trained_with_dask(library):
+    """A model trained by xgboost.dask / lightgbm.dask: the rules come from it
+    (an xgboost.dask model enters the tasks as its Booster)."""
+    distributed = pytest.importorskip("distributed")
+    try:
+        mod = pytest.importorskip(f"{library}.dask")
+    except ImportError as err:  # needs dask.dataframe (pyarrow)
+        pytest.skip(str(err))
+    X, y = make_friedman1(n_samples=N, random_state=0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        Xd, yd = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
+        if library == "xgboost":
+            model = mod.DaskXGBRegressor(n_estimators=10, max_depth=3).fit(Xd, yd)
+        else:
+            model = mod.DaskLGBMRegressor(n_estimators=10, num_leaves=8, verbose=-1).fit(Xd, yd)
+        kw = dict(random_state=0, n_lambdas=8, selection="validation")
+        fire = fit_dask(FIRERegressor(model, **kw), Xd, yd, sample_size=300)
+        assert fire.estimator is model and fire.dask_info_["refit"]
+        np.testing.assert_allclose(fire.predict(Xd).compute(), fire.predict(X))

@@ -18,6 +18,7 @@ The method (``docs/dask.rst``):
   the number of kept rules.
 """
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -284,6 +285,7 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
                           "n_partitions": len(xp)}
         return est
 
+    t0 = time.perf_counter()
     seed = _seed(est.random_state)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     p = sample_size / n
@@ -312,7 +314,11 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
         inv = p / concat([q[3] for q in parts])
         ws = inv if ws is None else ws * inv
     del parts
+    t_fit = time.perf_counter()
+    t_gather = t_fit - t0
     est.fit(Xs, ys, sample_weight=ws, progress=progress)
+    t_fit = time.perf_counter() - t_fit
+    t1 = time.perf_counter()
     n_sample = len(ys)
 
     ens = est.ensemble_
@@ -362,6 +368,8 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
                       "sample (the refit on all rows is for one output)", UserWarning,
                       stacklevel=3)
     info["passes"] = passes
+    info["seconds"] = {"check_and_sample": t_gather, "fit_on_sample": t_fit,
+                       "all_rows_passes_and_refit": time.perf_counter() - t1}
     est.dask_info_ = info
     del compact
     return est
