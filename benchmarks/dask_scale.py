@@ -107,7 +107,7 @@ def cmd_one(args):
     n = int(float(args.n) * 1e6)
     model = load_model(args.dir)
     with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="2GB",
-                      processes=True, dashboard_address=None) as cluster, \
+                      processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         X, y = lazy_friedman(n)
         t = time.perf_counter()

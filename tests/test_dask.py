@@ -179,7 +179,7 @@ def test_distributed_client(reg):
     distributed = pytest.importorskip("distributed")
     X, y, rf, kw, ref = reg
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         Xd = client.persist(da.from_array(X, chunks=(CHUNKINGS[1], -1)))
         yd = da.from_array(y, chunks=(CHUNKINGS[1],))
@@ -242,7 +242,7 @@ def test_models_trained_with_dask(library):
         pytest.skip(str(err))
     X, y = make_friedman1(n_samples=N, random_state=0)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         Xd, yd = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
         if library == "xgboost":
