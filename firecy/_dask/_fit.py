@@ -45,10 +45,10 @@ def default_sample_size(estimator):
     the trees being the model's ``n_estimators`` (500 when unknown).
     """
     from firecy.ensembles import memory_budget
-    from firecy.estimators._model_inspection import unwrap
 
     budget = memory_budget()
-    model = unwrap(estimator.estimator)
+    model = estimator.estimator
+    model = getattr(model, "estimator", model)   # a FrozenEstimator's model
     n_trees = getattr(model, "n_estimators", None) if model is not None else 500
     if not isinstance(n_trees, numbers.Integral) or n_trees < 1:
         n_trees = 500
@@ -76,20 +76,19 @@ def uniforms(offset, n, seed):
     return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def _is_classifier(est):
-    from firecy.estimators._classifier import FIREClassifier
+# by class name: firecy.estimators imports this package, not the reverse
+def _classes_of(est):
+    return {c.__name__ for c in type(est).__mro__}
 
-    return isinstance(est, FIREClassifier)
+
+def _is_classifier(est):
+    return "FIREClassifier" in _classes_of(est)
 
 
 def _check_supported(est):
-    from firecy.estimators._classifier import FIREClassifier
-    from firecy.estimators._counts import FIREPoissonRegressor
-    from firecy.estimators._regressor import FIRERegressor
-    from firecy.estimators._survival import FIRESurvivalRegressor
-
-    if not isinstance(est, (FIRERegressor, FIREClassifier)) or isinstance(
-            est, (FIREPoissonRegressor, FIRESurvivalRegressor)):
+    names = _classes_of(est)
+    if not names & {"FIRERegressor", "FIREClassifier"} or names & {
+            "FIREPoissonRegressor", "FIRESurvivalRegressor"}:
         raise TypeError(
             f"{type(est).__name__}.fit does not take Dask collections; FIRERegressor and "
             "FIREClassifier do (compute the data first, e.g. X.compute())")
@@ -234,12 +233,12 @@ def _sum(results, key):
 # -- the fit ---------------------------------------------------------------------
 def _local_model(model):
     """An ``xgboost.dask`` model's Booster: its ``apply`` takes in-memory rows."""
-    from firecy.estimators._model_inspection import is_fitted_model, unwrap
-
-    inner = unwrap(model)
-    if inner is not None and type(inner).__module__.startswith("xgboost.dask") \
-            and is_fitted_model(inner):
-        return inner.get_booster()
+    inner = getattr(model, "estimator", model)   # a FrozenEstimator's model
+    if inner is not None and type(inner).__module__.startswith("xgboost.dask"):
+        try:
+            return inner.get_booster()
+        except Exception:   # not fitted: fitted on the sample as it is
+            return model
     return model
 
 
