@@ -21,6 +21,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from firecy._dask import is_dask
 from firecy._validation import check_sample_weight
 from firecy.ensembles._dispatch import names_seen_by
 from firecy.estimators._default_forest import fit_default_forest
@@ -243,7 +244,8 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric features; a DataFrame's column names name the rules'
             features. Category-dtype columns are passed through to an
-            ``estimator`` that handles them natively.
+            ``estimator`` that handles them natively. A Dask array or
+            DataFrame fits with :func:`firecy.dask.fit_dask` (``docs/dask.rst``).
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights ``s`` of the objective; also passed to the ensemble's
@@ -259,6 +261,10 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         -------
         self : object
         """
+        if is_dask(X, y, sample_weight):   # rows in a Dask cluster: firecy.dask
+            from firecy._dask._fit import fit_dask
+
+            return fit_dask(self, X, y, sample_weight, progress=progress)
         from firecy.ensembles import rule_ensemble_from_model
         from firecy.penalties import bind_ensemble
 

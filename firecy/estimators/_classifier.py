@@ -13,6 +13,7 @@ from sklearn.model_selection import (
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from firecy._dask import is_dask
 from firecy.estimators._base import FIREEstimatorBase
 from firecy.estimators._class_models import booster_task, check_model_classes
 from firecy.estimators._class_scoring import ClassificationLoss, check_scoring, probabilities
@@ -379,6 +380,10 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self : object
         """
         check_scoring(self.scoring)
+        if is_dask(X, y, sample_weight):   # rows in a Dask cluster: firecy.dask
+            from firecy._dask._fit import fit_dask
+
+            return fit_dask(self, X, y, sample_weight, progress=progress)
         # before scikit-learn's checks, whose message for NaN among object
         # labels ("Input contains NaN") does not say it is y
         _check_no_missing_labels(y)
@@ -519,6 +524,10 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
             with one score per class (e.g. XGBoost ``multi:softprob`` with two
             classes) the difference of the two.
         """
+        if is_dask(X):
+            from firecy._dask._methods import dask_method
+
+            return dask_method(self, "decision_function", X)
         raw = self._raw_prediction(X)
         if raw.ndim == 2 and raw.shape[1] == 2 and self.classes_.size == 2:
             return raw[:, 1] - raw[:, 0]
@@ -536,6 +545,10 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
+        if is_dask(X):
+            from firecy._dask._methods import dask_method
+
+            return dask_method(self, "predict_proba", X)
         check_is_fitted(self)
         raw = self._raw_prediction(X)
         return probabilities(raw, 1 if raw.ndim == 1 else raw.shape[1])
@@ -551,6 +564,10 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         -------
         ndarray of shape (n_samples, n_classes)
         """
+        if is_dask(X):
+            from firecy._dask._methods import dask_method
+
+            return dask_method(self, "predict_log_proba", X)
         from scipy.special import log_expit, log_softmax
 
         check_is_fitted(self)
@@ -571,8 +588,32 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
+        if is_dask(X):
+            from firecy._dask._methods import dask_method
+
+            return dask_method(self, "predict", X)
         check_is_fitted(self)
         raw = self._raw_prediction(X)
         if raw.ndim == 1:
             return self.classes_[(raw > 0).astype(np.intp)]
         return self.classes_[np.argmax(raw, axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on ``X`` (weighted by ``sample_weight``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            A Dask collection is scored partition by partition.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        if is_dask(X, y, sample_weight):
+            from firecy._dask._methods import dask_score
+
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)

@@ -2,6 +2,7 @@
 import numpy as np
 from sklearn.base import RegressorMixin
 
+from firecy._dask import is_dask
 from firecy.estimators._base import FIREEstimatorBase
 from firecy.estimators._model_inspection import is_classifier_model
 from firecy.estimators._selection import weighted_squared_error
@@ -325,4 +326,28 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if is_dask(X):
+            from firecy._dask._methods import dask_method
+
+            return dask_method(self, "predict", X)
         return self._raw_prediction(X).reshape(-1)
+
+    def score(self, X, y, sample_weight=None):
+        """The coefficient of determination R^2 of :meth:`predict` on ``X``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            A Dask collection is scored partition by partition.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        if is_dask(X, y, sample_weight):
+            from firecy._dask._methods import dask_score
+
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)

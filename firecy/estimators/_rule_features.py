@@ -67,6 +67,12 @@ class RuleFeaturesMixin(TransformerMixin):
         -------
         ndarray of shape (n_samples, n_rules_)
         """
+        from firecy._dask import is_dask
+
+        if is_dask(X):
+            from firecy._dask._methods import dask_method
+
+            return dask_method(self, "transform", X)
         Xm = self._validate_predict_data(X)
         ens = self.ensemble_
         kept = self._kept_columns()
