@@ -1063,6 +1063,9 @@ cdef class GreedyBlockCD:
                         # objective (weighted rows, repeated rows) then agree
                         # to rounding, not to sqrt(tol)
                         with gil:
+                            # the final step, even on a support whose
+                            # step did not land during the solve
+                            self.newton_failed_on = None
                             newton_step(self)
                     break
                 # every score is below tol, yet the sweep lowered F: the
