@@ -300,7 +300,10 @@ def categorical_frame(pools, n=2500, seed=0):
         codes = rng.integers(0, len(pool), n)
         values = np.array(pool, dtype=object)[codes]
         values[rng.random(n) < 0.03] = None
-        X[f"c{k}"] = pd.Categorical(values, categories=pool)
+        # from codes, with object categories: with pyarrow installed, pandas >= 3
+        # infers Arrow strings from strings, which cannot hold lone surrogates
+        X[f"c{k}"] = pd.Categorical.from_codes(
+            np.where(pd.isna(values), -1, codes), categories=pd.Index(pool, dtype=object))
         y += np.where(codes % 2 == 0, 1.0, -1.0) * (1 + codes % 5) * np.where(
             pd.isna(values), 0.0, 1.0)
     return X, y + 0.05 * rng.normal(size=n)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from firecy.cli._csv import read_csv
 from firecy.cli._errors import CLIError
-from firecy.cli._glm_task import GLM_TASKS, read_glm_data
+from firecy.cli._glm_task import GLM_TASKS, read_glm_data, run_glm_job
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
 from firecy._escape import json_text
@@ -56,7 +56,10 @@ def run_extract(args):
         prepare_dir(args.plot_dir)
     label = {"rf": "random forest", "xgboost": "XGBoost model",
              "lightgbm": "LightGBM model"}[args.model]
-    res = run_job(X, y, args, label=label)
+    if getattr(args, "task", "regression") in GLM_TASKS:
+        res = run_glm_job(X, y, args, label=label)
+    else:
+        res = run_job(X, y, args, label=label)
     names = list(X.columns)
     print_rules(res, args, names)
     summary = {r["name"]: {k: json_value(v) for k, v in r.items() if k != "name"}

@@ -111,13 +111,12 @@ def describe_selection(est):
 
 
 def run_job(X, y, args, *, label):
-    """Fit the forest, FIRE and L1 selection; return everything needed to report."""
+    """Fit the forest, FIRE and L1 selection; return everything needed to report.
+
+    Regression and classification; a count or survival task goes to
+    :func:`firecy.cli._glm_task.run_glm_job` instead (``run_extract`` chooses)."""
     from sklearn.model_selection import train_test_split
 
-    from firecy.cli._glm_task import GLM_TASKS, run_glm_job
-
-    if getattr(args, "task", "regression") in GLM_TASKS:
-        return run_glm_job(X, y, args, label=label)
     quiet = args.no_progress
     if args.one_se and args.selection != "cv":
         raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
