@@ -89,7 +89,7 @@ def rule_supports(estimator, X, sample_weight=None):
 
     Returns
     -------
-    ndarray or dask.array.Array of shape (n_rules_,)
+    ndarray or dask.array.Array of shape ``(n_rules_,)``
         In the order of ``estimator.get_feature_names_out()``; a lazy Dask
         array (one pass, per partition) for Dask input.
 
