@@ -13,8 +13,11 @@ friedman1 rows, about 1.7 million rules. Stages:
   at its defaults (MCP + fusion, 14 rules, 5-fold CV, ``rule_depth="auto"``,
   which cuts these trees at depth 3), with the test R^2 of the rules and of
   the forest on 5000 fresh rows; ``cpu_seconds`` is the fit's CPU time (all
-  threads), the figure to read on a loaded machine (the fit is
-  single-threaded unless ``--n-jobs`` threads its CV folds).
+  threads), the figure to read on a loaded machine. ``n_jobs=None`` (the
+  default) threads the CV folds over the cores (``threads``);
+  ``--n-jobs 1`` runs them in one thread. ``fold_concurrency`` is the fold
+  tasks' summed thread CPU over the fold stage's wall span: above 1 only if
+  two folds computed at once, i.e. the solves release the GIL.
 
 Results, before/after and the commands: ``benchmarks/deep_forest_RESULTS.md``.
 
@@ -125,16 +128,54 @@ def stage_path(args, st, design=None):
     st["objective_at_end"] = float(path.objectives[-1])
 
 
+def trace_fold_tasks():
+    """Record each CV fold task's thread CPU time and wall interval.
+
+    The GIL check: the fold tasks' thread CPU summed over the wall span of
+    the fold stage can exceed 1 only if two tasks computed at the same time,
+    which the GIL forbids to Python code (and to a solve that held it).
+    """
+    import threading
+
+    from firecy.estimators import _selection
+
+    inner = _selection.fold_errors_task
+    spans = []
+    lock = threading.Lock()
+
+    def traced(*a, **k):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        out = inner(*a, **k)
+        with lock:
+            spans.append((t0, time.perf_counter(), time.thread_time() - c0))
+        return out
+
+    _selection.fold_errors_task = traced
+    return spans
+
+
 def stage_estimator(args, st, model=None):
     from firecy import FIRERegressor
+    from firecy.estimators._selection import effective_n_jobs
 
     model = load_forest(args) if model is None else model
     X, y = data(args.rows)
     X_test, y_test = data(5000, seed=1)
+    spans = trace_fold_tasks()
+    st["load_before"] = round(os.getloadavg()[0], 2)
+    st["threads"] = effective_n_jobs(args.n_jobs, 5)
     t0, c0 = time.perf_counter(), time.process_time()
-    est = FIRERegressor(estimator=model, n_jobs=args.n_jobs).fit(X, y)
+    # fixed folds: runs (and before / after) fit the same model
+    est = FIRERegressor(estimator=model, n_jobs=args.n_jobs, random_state=0).fit(X, y)
     st["seconds"] = time.perf_counter() - t0
     st["cpu_seconds"] = round(time.process_time() - c0, 2)
+    st["load_after"] = round(os.getloadavg()[0], 2)
+    if spans:
+        wall = max(e for _, e, _ in spans) - min(b for b, _, _ in spans)
+        cpu = sum(c for _, _, c in spans)
+        st["fold_stage_wall"] = round(wall, 2)
+        st["fold_tasks_cpu"] = round(cpu, 2)
+        st["fold_concurrency"] = round(cpu / wall, 2)  # > 1: tasks ran at once
     st["rule_depth"] = est.rule_depth_
     st["rules"] = int(est.n_rules_)
     st["test_r2"] = round(float(est.score(X_test, y_test)), 4)
@@ -178,7 +219,8 @@ def main():
     ap.add_argument("--skip-fit", action="store_true", help="reuse the cached forest")
     ap.add_argument("--one-process", action="store_true")
     ap.add_argument("--n-jobs", type=int, default=None,
-                    help="the estimator's n_jobs (threads over its CV folds); default None")
+                    help="the estimator's n_jobs (threads over its CV folds); default None "
+                         "(the estimator's default: the available cores)")
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     if args.stage:

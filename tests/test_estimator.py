@@ -393,7 +393,7 @@ def test_dask_equals_serial(data, forest):
     X, y = data
     grid = dict(gamma=[1.1, 3.0], fusion=[0.0, 0.5] if _has_penalty("MCPFusion") else 0.0)
     params = dict(max_rules=6, selection="cv", cv=3, random_state=0, **grid)
-    serial = FIRERegressor(forest, **params).fit(X, y)
+    serial = FIRERegressor(forest, n_jobs=1, **params).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
@@ -434,7 +434,7 @@ def test_process_backend_equals_serial(data, forest):
 
     X, y = data
     params = dict(gamma=[1.1, 3.0], max_rules=6, selection="cv", cv=2, random_state=0)
-    serial = FIRERegressor(forest, **params).fit(X, y)
+    serial = FIRERegressor(forest, n_jobs=1, **params).fit(X, y)
     with parallel_backend("loky", n_jobs=2):
         par = FIRERegressor(forest, n_jobs=2, **params).fit(X, y)
     np.testing.assert_array_equal(par.coef_, serial.coef_)

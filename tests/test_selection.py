@@ -124,18 +124,107 @@ def forest(data):
 
 def test_cv_selection_is_deterministic(data, forest):
     X, y = data
-    fits = [FIRERegressor(forest, random_state=7, n_jobs=n_jobs).fit(X, y)
-            for n_jobs in (1, 1, 2)]
+    # n_jobs=None: as many threads as tasks and cores; 1: the calling thread;
+    # a grid of two points, so that the full-data paths run in threads too
+    fits = [FIRERegressor(forest, random_state=7, n_jobs=n_jobs, gamma=[1.1, 3.0]).fit(X, y)
+            for n_jobs in (1, 1, None, 2)]
     for other in fits[1:]:
         np.testing.assert_array_equal(other.coef_, fits[0].coef_)
         assert other.intercept_ == fits[0].intercept_
         assert other.lambda_ == fits[0].lambda_
-        np.testing.assert_array_equal(other.path_.lambdas, fits[0].path_.lambdas)
-        np.testing.assert_array_equal(other.path_.validation_error,
-                                      fits[0].path_.validation_error)
+        assert other.best_params_ == fits[0].best_params_
+        for a, b in zip(other.paths_, fits[0].paths_):
+            np.testing.assert_array_equal(a.lambdas, b.lambdas)
+            np.testing.assert_array_equal(a.coefs, b.coefs)
+            np.testing.assert_array_equal(a.validation_error, b.validation_error)
     # another seed draws other folds
     other = FIRERegressor(forest, random_state=8).fit(X, y)
     assert not np.array_equal(other.path_.validation_error, fits[0].path_.validation_error)
+
+
+# ------------------------------------------------------------- n_jobs ---
+
+_SPY = """
+import json, os, sys
+import numpy as np
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import RandomForestRegressor
+if len(sys.argv) > 1:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+import joblib
+from firecy import FIRERegressor
+from firecy.estimators import _selection
+
+seen = []
+class Spy(_selection.Parallel):
+    def __init__(self, n_jobs=None, **kw):
+        seen.append(n_jobs)
+        super().__init__(n_jobs=n_jobs, **kw)
+
+_selection.Parallel = Spy
+X, y = make_friedman1(n_samples=120, n_features=5, random_state=0)
+forest = RandomForestRegressor(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+FIRERegressor(forest, gamma=[1.1, 3.0], cv=3, random_state=0).fit(X, y)
+print(json.dumps(dict(seen=seen, cores=len(os.sched_getaffinity(0)))))
+"""
+
+
+def _spy_subprocess(env, *args):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    out = subprocess.run([sys.executable, "-c", _SPY, *args], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _spy_parallel(monkeypatch):
+    from firecy.estimators import _selection
+
+    seen = []
+
+    class Spy(_selection.Parallel):
+        def __init__(self, n_jobs=None, **kw):
+            seen.append(n_jobs)
+            super().__init__(n_jobs=n_jobs, **kw)
+
+    monkeypatch.setattr(_selection, "Parallel", Spy)
+    return seen
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"),
+                    reason="needs the CPU affinity mask (Linux)")
+def test_n_jobs_none_uses_the_available_cores_and_honours_omp_num_threads():
+    env = {"OMP_NUM_THREADS": None, "LOKY_MAX_CPU_COUNT": None}  # unset
+    # two full-data paths (two gammas), then 3 folds x 2 gammas
+    free = _spy_subprocess(env)
+    assert free["seen"] == [min(2, free["cores"]), min(6, free["cores"])]
+    assert _spy_subprocess({**env, "OMP_NUM_THREADS": "1"})["seen"] == [1, 1]
+    # one CPU in the affinity mask (taskset): one worker
+    assert _spy_subprocess(env, "pin")["seen"] == [1, 1]
+
+
+def test_n_jobs_none_follows_joblib_config_and_nesting(data, forest, monkeypatch):
+    from joblib import Parallel, delayed, parallel_config
+
+    from firecy.estimators._selection import effective_n_jobs
+
+    X, y = data
+    seen = _spy_parallel(monkeypatch)
+    with parallel_config(n_jobs=1):
+        FIRERegressor(forest, cv=2, random_state=0).fit(X, y)
+    assert seen == [1, 1]
+    # inside a joblib worker (nested): one, the outer level holds the cores
+    assert Parallel(n_jobs=2, prefer="threads")(
+        delayed(effective_n_jobs)(None, 5) for _ in range(2)) == [1, 1]
+    # an explicit n_jobs is joblib's, untouched
+    assert effective_n_jobs(3, 1) == 3 and effective_n_jobs(-1, 5) == -1
+    with parallel_config(backend="sequential"):  # not joblib's pool: its own default
+        assert effective_n_jobs(None, 5) is None
 
 
 def test_selection_uses_the_refined_path_and_a_mask(data, forest):

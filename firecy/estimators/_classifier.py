@@ -24,6 +24,7 @@ from firecy.estimators._logistic_paths import (
 )
 from firecy.estimators._model_inspection import is_classifier_model, is_fitted_model, unwrap
 from firecy.estimators._params import penalty_grid
+from firecy.estimators._selection import effective_n_jobs
 
 __all__ = ["FIREClassifier"]
 
@@ -245,6 +246,18 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     max_iter : int, default=None
         Maximum block updates per solve.
     n_jobs : int, default=None
+        Threads for the selection's independent paths (one per grid point,
+        then one per fold x grid point), through joblib; the engine releases
+        the GIL, and the fitted model is bitwise the same for any value.
+        None uses the cores this process may use, at most one per task, as
+        XGBoost, LightGBM and scikit-learn's HistGradientBoosting do:
+        :func:`joblib.cpu_count` (it honours the CPU affinity mask and a
+        cgroup quota), at most ``OMP_NUM_THREADS`` when that is set; inside
+        ``joblib.parallel_config(n_jobs=k)`` it is ``k``, and inside a joblib
+        worker (a nested call, e.g. ``cross_validate(est, n_jobs=2)``) 1.
+        ``1`` runs every path in the calling thread; ``-1`` uses every core.
+        Under ``joblib.parallel_backend("dask")`` the tasks run on a Dask
+        cluster. Also the default forest's ``n_jobs`` (None: the same cores).
     random_state : int, RandomState instance or None, default=None
 
     Attributes
@@ -397,7 +410,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
         return RandomForestClassifier(
             n_estimators=500, max_depth=3, random_state=self.random_state,
-            n_jobs=self.n_jobs,
+            n_jobs=effective_n_jobs(self.n_jobs, 500),
         )
 
     def _check_model_kind(self, model):

@@ -5,7 +5,7 @@ from sklearn.base import RegressorMixin
 from firecy._dask import is_dask
 from firecy.estimators._base import FIREEstimatorBase
 from firecy.estimators._model_inspection import is_classifier_model
-from firecy.estimators._selection import weighted_squared_error
+from firecy.estimators._selection import effective_n_jobs, weighted_squared_error
 
 __all__ = ["FIRERegressor"]
 
@@ -161,10 +161,18 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
     max_iter : int, default=None
         Maximum block updates per path point (default ``1000 * n_trees``).
     n_jobs : int, default=None
-        Parallel (fold x grid point) tasks, through joblib: threads by
-        default (the solver releases the GIL); under
-        ``joblib.parallel_backend("dask")`` the tasks run on a Dask cluster.
-        Also the default forest's ``n_jobs``.
+        Threads for the selection's independent paths (one per grid point,
+        then one per fold x grid point), through joblib; the engine releases
+        the GIL, and the fitted model is bitwise the same for any value.
+        None uses the cores this process may use, at most one per task, as
+        XGBoost, LightGBM and scikit-learn's HistGradientBoosting do:
+        :func:`joblib.cpu_count` (it honours the CPU affinity mask and a
+        cgroup quota), at most ``OMP_NUM_THREADS`` when that is set; inside
+        ``joblib.parallel_config(n_jobs=k)`` it is ``k``, and inside a joblib
+        worker (a nested call, e.g. ``cross_validate(est, n_jobs=2)``) 1.
+        ``1`` runs every path in the calling thread; ``-1`` uses every core.
+        Under ``joblib.parallel_backend("dask")`` the tasks run on a Dask
+        cluster. Also the default forest's ``n_jobs`` (None: the same cores).
     random_state : int, RandomState instance or None, default=None
         Seeds the default forest and the validation / CV split. An
         ``estimator`` you pass keeps its own ``random_state``.
@@ -279,7 +287,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
 
         return RandomForestRegressor(
             n_estimators=500, max_depth=3, random_state=self.random_state,
-            n_jobs=self.n_jobs,
+            n_jobs=effective_n_jobs(self.n_jobs, 500),
         )
 
     def _check_model_kind(self, model):
