@@ -158,6 +158,61 @@ def test_cut_estimator_pickles_and_predicts_the_same(diabetes):
         fire.ensemble_.rule_text(j) for j in range(fire.ensemble_.n_rules)]
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_memory_estimate_bounds_the_measured_peak(n_jobs):
+    # the guard's estimate of a fit against what the fit allocates, measured
+    # by tracemalloc (numpy traces its buffers), on a problem whose memory is
+    # its columns (10,000 leaves of fully grown trees on 300 rows), so that a
+    # new per-column array in the engine or the paths makes the test fail
+    # rather than the guard under-count silently; and within 3x, so that it
+    # does not refuse fits that fit
+    import tracemalloc
+
+    from sklearn.datasets import make_friedman1
+
+    from firecy.estimators._rule_depth import fit_bytes_per_column
+
+    X, y = make_friedman1(n_samples=300, n_features=6, random_state=0)
+    rf = RandomForestRegressor(n_estimators=60, random_state=0, n_jobs=1).fit(X, y)
+    est = FIRERegressor(rf, rule_depth=None, n_jobs=n_jobs, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        tracemalloc.start()
+        try:
+            est.fit(X, y)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    R, T = est.ensemble_.n_rules, est.ensemble_.n_trees
+    assert R > 10 * T  # the columns dominate
+    # the second check of rules_at_depth: two leaf tables and the columns
+    table = 2 * X.shape[0] * T * 4
+    estimate = table + fit_bytes_per_column(est) * R
+    assert peak <= estimate <= 3 * peak, (peak, estimate)
+    # with the path's actual number of points, the per-column accounting
+    # itself, tighter
+    actual = table + fit_bytes_per_column(est, points=len(est.path_)) * R
+    assert peak <= actual <= 1.5 * peak, (peak, actual)
+
+
+def test_fit_refuses_rules_whose_paths_do_not_fit(monkeypatch):
+    # a table that fits and rules that do not: refused after the cut, with
+    # advice about rules, before any design is built
+    from firecy.estimators._rule_depth import fit_bytes_per_column
+    from firecy.solver import BlockDesign
+
+    X, y = load_diabetes(return_X_y=True)
+    rf = RandomForestRegressor(n_estimators=20, random_state=0, n_jobs=1).fit(X, y)
+    est = FIRERegressor(rf, rule_depth=None, n_jobs=1)
+    n_leaves = rule_ensemble_from_model(rf).n_rules
+    table = 2 * 442 * 20 * 4
+    monkeypatch.setenv("FIRECY_MEMORY_BUDGET",
+                       str(table + fit_bytes_per_column(est) * n_leaves - 1))
+    monkeypatch.setattr(BlockDesign, "from_leaf_table", _refuse_library_call)
+    with pytest.raises(EnsembleTooLargeError, match="smaller rule_depth"):
+        est.fit(X, y)
+
+
 def test_guard_counts_the_rows_of_a_dmatrix(monkeypatch):
     xgb = pytest.importorskip("xgboost")
     X, y = load_diabetes(return_X_y=True)

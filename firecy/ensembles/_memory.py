@@ -113,7 +113,7 @@ def _gb(b):
 
 
 def check_memory(n_rows, n_trees, n_id_columns, *, copies=1.0, extra_bytes=0,
-                 what="the leaf table"):
+                 what="the leaf table", advice=None):
     """Raise :class:`EnsembleTooLargeError` if building ``what`` would exceed the budget.
 
     Parameters
@@ -126,6 +126,8 @@ def check_memory(n_rows, n_trees, n_id_columns, *, copies=1.0, extra_bytes=0,
         Anything else the caller will allocate.
     what : str
         What is being built, for the message.
+    advice : str, optional
+        How to proceed, replacing the default (fewer rows or trees).
 
     Returns
     -------
@@ -140,10 +142,12 @@ def check_memory(n_rows, n_trees, n_id_columns, *, copies=1.0, extra_bytes=0,
         raise EnsembleTooLargeError(
             f"building {what} for {n_rows:,} rows x {n_trees:,} trees needs about "
             f"{_gb(need)} (library leaf ids {_gb(ids)}, leaf table {_gb(table)}"
-            f"{f' x {copies:g}' if copies != 1 else ''}), more than the memory budget of "
+            f"{f' x {copies:g}' if copies != 1 else ''}"
+            f"{f', other {_gb(extra_bytes)}' if extra_bytes else ''}), more than the memory budget of "
             f"{_gb(budget)} (half the available memory; set the environment variable "
-            "FIRECY_MEMORY_BUDGET, e.g. to 16G, to change it). Use fewer rows (a "
-            "random sample of them, or process X in chunks), or a model with fewer "
-            "trees; a rule_depth cut makes the rules fewer, not the table smaller."
+            "FIRECY_MEMORY_BUDGET, e.g. to 16G, to change it). " + (advice or (
+                "Use fewer rows (a random sample of them, or process X in chunks), or "
+                "a model with fewer trees; a rule_depth cut makes the rules fewer, "
+                "not the table smaller."))
         )
     return need

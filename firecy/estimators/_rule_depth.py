@@ -25,9 +25,52 @@ from firecy.ensembles._memory import check_memory
 
 __all__ = ["check_rule_depth", "rules_at_depth", "warn_small_rules"]
 
-# Solver and selection state per design column (coefficients, gradients,
-# scores, curvatures, fold copies): a generous 64 bytes.
-_BYTES_PER_COLUMN = 64
+# Bytes per column of the leaf-level ensemble, before the cut: the rows
+# (float64) and weights per column (``column_weights``), the depth cut's
+# column map and node bookkeeping (int64, float64).
+_BYTES_PER_LEAF = 32
+# Bytes per design column of a fit, read from the allocation sites (float64
+# = 8, intp = 8), checked against tracemalloc by
+# tests/test_any_model.py::test_fit_memory_estimate_bounds_the_measured_peak:
+# * shared by the tasks: the design's column pointers and leaf values, the
+#   problem's column sums, curvatures and steps, the scaling's copy of the
+#   values, the penalty's per-column arrays (5 x 8 + 3 x 8 = 64);
+# * per solver engine alive, one per worker thread
+#   (``firecy/solver/_engine.pyx``, ``GreedyBlockCD.__init__`` and
+#   ``solve``): column sums, curvatures, ``gt``, ``w_sync``, ``col_grad``,
+#   ``ws_cols``, ``col_index``, ``anderson_w``, the weights (9 x 8), the
+#   Anderson snapshots ((ANDERSON_K + 1) x 8 = 48), the active-set
+#   solver's ``qp_w``, ``qp_lam``, ``qp_save`` (24), its Newton step's
+#   per-column scratch (3 x 8): 168;
+# * per path point, dense coefficients (8): the full-data path, its copy in
+#   the fitted ``paths_``, and each worker's fold path.
+_SHARED_BYTES_PER_COLUMN = 64
+_ENGINE_BYTES_PER_COLUMN = 168
+
+
+def fit_bytes_per_column(est, points=None):
+    """Bytes per design column a fit of ``est`` allocates at its peak.
+
+    The dense path coefficients dominate: ``points`` path points (default:
+    ``n_lambdas`` plus the refinement's inserted points, at most two per
+    rule count up to ``max_rules``), in the full-data path, its copy in
+    ``paths_``, and one fold path per worker thread
+    (:func:`~firecy.estimators._selection.effective_n_jobs`).
+    """
+    from firecy.estimators._selection import effective_n_jobs
+    from firecy.solver._refine import MAX_INSERTED
+
+    if points is None:
+        points = int(getattr(est, "n_lambdas", None) or 100)
+        max_rules = getattr(est, "max_rules", None)
+        if getattr(est, "refine_path", False):
+            points += (MAX_INSERTED if max_rules is None
+                       else min(MAX_INSERTED, 2 * int(max_rules)))
+    workers = effective_n_jobs(getattr(est, "n_jobs", None), 1 << 30)
+    workers = 1 if workers is None or workers < 1 else int(workers)
+    path = 8 * points
+    return (_SHARED_BYTES_PER_COLUMN + 2 * path
+            + workers * (_ENGINE_BYTES_PER_COLUMN + path))
 
 
 def _is_depth(d):
@@ -64,13 +107,30 @@ def rules_at_depth(est, ensemble, X, sample_weight):
     ------
     EnsembleTooLargeError
         Before any leaf id is computed, when the fit's leaf tables would not
-        fit in the memory budget.
+        fit in the memory budget; after the cut, before any design is
+        built, when the solver's and the paths' state for the kept rules
+        would not (:func:`fit_bytes_per_column`).
     """
     rule_depth = check_rule_depth(est.rule_depth)
     n = X.shape[0]
-    check_memory(n, ensemble.n_trees, int(ensemble._src_col.max()) + 1, copies=2,
-                 extra_bytes=_BYTES_PER_COLUMN * ensemble.n_rules,
+    # size first, twice: the leaf table (the cut can shrink the rules, not
+    # the table) before it is built, then the solver's and the paths' state
+    # for the rules the fit keeps, before any design is built
+    n_ids = int(ensemble._src_col.max()) + 1
+    check_memory(n, ensemble.n_trees, n_ids, copies=2,
+                 extra_bytes=_BYTES_PER_LEAF * ensemble.n_rules,
                  what="the leaf table of this fit (and its fold copies)")
+    ensemble, table = _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n)
+    check_memory(n, ensemble.n_trees, 0, copies=2,
+                 extra_bytes=fit_bytes_per_column(est) * ensemble.n_rules,
+                 what=f"the fit's {ensemble.n_rules:,} rules (their solver state and "
+                      "paths) and leaf tables",
+                 advice="Use a smaller rule_depth (fewer rules), fewer n_lambdas, "
+                        "n_jobs=1 (one fold path at a time), or fewer rows.")
+    return ensemble, table
+
+
+def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
     table = np.ascontiguousarray(ensemble.leaf_table(X), dtype=np.int32)
     # the rows a rule holds are the rows of positive weight: a zero weight is
     # as good as a dropped row (the solver never sees it), so the depth too
