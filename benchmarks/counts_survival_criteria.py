@@ -128,13 +128,12 @@ def choose(captured, n_rules, vvh=None):
     return out
 
 
-def run(name, X, event, t, folds, seed, extra=None):
+def run(name, X, event, t, folds, seed):
     y = np.array(list(zip(event, t)), dtype=[("event", bool), ("time", float)])
     rows = []
     for k, (tr, te) in enumerate(KFold(folds, shuffle=True, random_state=seed).split(X)):
         model = cs._xgb("survival:cox").fit(X.iloc[tr], np.where(event[tr], t[tr], -t[tr]))
         for label, params in (("FIRE", {}), ("L1", dict(penalty="l1", fusion=0.0))):
-            params = dict(params, **(extra or {}))
             _CAPTURED.clear()
             _PATHS.clear()
             c0 = time.process_time()
@@ -213,7 +212,8 @@ def compare(grid_rows, refined_rows, crit="pl"):
             print(f"| {data} | {tag} | {g[('c', f'FIRE {tag}')].mean():.4f} "
                   f"| {g[('c', f'L1 {tag}')].mean():.4f} | {d.mean():+.4f} | {d.std(ddof=1):.4f} "
                   f"| {int((d > 0).sum())}/{len(d)} | {g[('rules', f'FIRE {tag}')].mean():.1f} "
-                  f"| {g[('rules', f'L1 {tag}')].mean():.1f} | {g[('cpu', f'FIRE {tag}')].mean():.1f} "
+                  f"| {g[('rules', f'L1 {tag}')].mean():.1f} "
+                  f"| {g[('cpu', f'FIRE {tag}')].mean():.1f} "
                   f"| {g[('cpu', f'L1 {tag}')].mean():.1f} |")
 
 
