@@ -11,7 +11,7 @@ from firecy.datafits._poisson_loss import PoissonLoss, check_counts, log_exposur
 from firecy.estimators._survival_metrics import concordance_index
 from firecy.penalties import L1, MCP, L1Fusion
 from firecy.solver import BlockDesign
-from firecy.solver._irls import IRLSProblem, irls_path, irls_solve
+from firecy.solver._irls import IRLSProblem, irls_path, irls_refine, irls_solve
 
 
 def _forest_design(n=300, seed=0, n_trees=15):
@@ -228,6 +228,45 @@ def test_path_with_fusion_and_budget():
     assert path.n_rules[0] == 0 and path.converged.all()
     assert path.n_rules[-1] > 10 or len(path) == 20
     assert np.all(np.diff(path.objectives) <= 1e-12)
+
+
+@pytest.mark.parametrize("kind", ["poisson", "cox"])
+def test_refined_path_fills_the_jumps_with_stationary_points(kind):
+    # MCP at gamma 1.1 jumps by several rules between grid points; the
+    # refined path keeps the grid points exactly and inserts stationary
+    # points (KKT residual by the penalty's subdifferential) in between
+    if kind == "poisson":
+        _, design, y, _ = _poisson_data()
+        loss = PoissonLoss(y, np.ones(len(y)))
+    else:
+        _, design, event, time, _ = _cox_data()
+        loss = CoxLoss(event, time, np.ones(len(time)))
+    prob = IRLSProblem(design, loss, np.zeros(design.n_samples))
+    pen = MCP(1.0, 1.1)
+    plain = irls_path(prob, pen, n_lambdas=12, max_rules=12, tol=1e-8)
+    jumps = np.diff(plain.n_rules)
+    assert np.any((jumps > 1) & (plain.n_rules[:-1] < 12))   # something to refine
+    refined = irls_refine(prob, pen, plain, max_rules=12, tol=1e-8)
+    grid = ~refined.inserted
+    assert refined.inserted.any()
+    np.testing.assert_array_equal(refined.lambdas[grid], plain.lambdas)
+    np.testing.assert_array_equal(refined.coefs[grid], plain.coefs)
+    assert np.all(np.diff(refined.lambdas) < 0)
+    # more rule counts up to the budget are offered than on the grid
+    seen = lambda n: set(n[n <= 12].tolist())   # noqa: E731
+    assert seen(refined.n_rules) > seen(plain.n_rules)
+    scale = float(np.max(np.abs(prob.grad0)))
+    for k in np.flatnonzero(refined.inserted):
+        lam, w, a = float(refined.lambdas[k]), refined.coefs[k], prob.curvature
+        g = np.asarray(prob.csc.T @ loss.gradient(prob.eta(w, refined.intercepts[k])))
+        # MCP's subdifferential with the reference curvature, by hand
+        inside = (w != 0) & (np.abs(w) <= 1.1 * lam / a)
+        resid = np.where(w == 0, np.maximum(np.abs(g) - lam, 0.0),
+                         np.where(inside, np.abs(g + lam * np.sign(w) - a * w / 1.1),
+                                  np.abs(g)))
+        assert resid.max() <= 1.01 * np.sqrt(1e-8) * scale
+        # and each was warm-started from its larger-lambda neighbour's chain
+        assert refined.lambdas[refined.warm_starts[k]] > refined.lambdas[k]
 
 
 # -- concordance ----------------------------------------------------------------------

@@ -311,6 +311,12 @@ class BlockDesign:
         computed by a dense eigenvalue solve otherwise (blocks are small).
         """
         curv = curvature
+        ptr = np.asarray(self.block_ptr)
+        if self.n_blocks and self.block_is_diagonal.all() and np.all(ptr[1:] > ptr[:-1]):
+            # every block diagonal (a tree's leaves): the per-block maxima in
+            # one pass; the loop below costs a third of a Problem's set-up,
+            # which the proximal-Newton loop pays at every outer step
+            return np.maximum.reduceat(np.asarray(curv, dtype=np.float64), ptr[:-1])
         out = np.empty(self.n_blocks)
         csc = None
         for t in range(self.n_blocks):

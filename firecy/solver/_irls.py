@@ -44,7 +44,7 @@ from firecy.solver._api import solve
 from firecy.solver._design import BlockDesign
 from firecy.solver._results import PathResult, SolveResult
 
-__all__ = ["IRLSProblem", "irls_solve", "irls_path"]
+__all__ = ["IRLSProblem", "irls_solve", "irls_path", "irls_refine"]
 
 # the largest multiple of an accepted reference step tried (doubling)
 _EXTRAPOLATE = 16.0
@@ -400,3 +400,39 @@ def irls_path(problem, penalty, *, lambdas=None, n_lambdas=50, eps=1e-3, max_rul
         intercepts=np.array(cols[1]), objectives=np.array(cols[2]),
         n_rules=np.array(cols[3], dtype=np.intp), n_iter=np.array(cols[4], dtype=np.intp),
         converged=np.array(cols[5], dtype=bool), lambda_max=float(top))
+
+
+class _RefineSolver:
+    """What :func:`~firecy.solver._refine.refine_jumps` asks of a problem
+    (``solve(penalty, w, tol, max_updates, strategy=, intercept=)``, ``w``
+    updated in place), on the outer loop."""
+
+    def __init__(self, problem, max_iter, inner_max_iter, kkt_scale):
+        self.problem, self.max_iter = problem, max_iter
+        self.inner_max_iter, self.kkt_scale = inner_max_iter, kkt_scale
+
+    def solve(self, penalty, w, tol, max_updates, strategy=None, intercept=None):
+        res = irls_solve(self.problem, penalty, coef_init=w, intercept_init=intercept, tol=tol,
+                         max_iter=self.max_iter, inner_max_iter=self.inner_max_iter,
+                         kkt_scale=self.kkt_scale)
+        w[:] = res.coef
+        res.coef = w
+        return res
+
+
+def irls_refine(problem, penalty, path, *, max_rules=None, tol=1e-6, max_iter=100,
+                inner_max_iter=None, progress=None):
+    """The path with points inserted by bisection in log lambda wherever the
+    rule count jumps below the budget (:func:`~firecy.solver._refine.refine_jumps`,
+    the compiled paths' ``refine_path``), each solved by :func:`irls_solve`
+    warm-started from its neighbour with the larger lambda.
+
+    Returns
+    -------
+    PathResult
+    """
+    from firecy.solver._refine import refine_jumps
+
+    scale = float(np.max(np.abs(problem.grad0)))
+    solver = _RefineSolver(problem, max_iter, inner_max_iter, scale)
+    return refine_jumps(solver, penalty, path, max_rules, tol, None, progress=progress)
