@@ -276,3 +276,33 @@ def test_prefer_and_its_validation(fitted):
     assert best.auc_ >= max(small.auc_, lowest.auc_) - 1e-12
     with pytest.raises(ValueError, match="prefer"):
         risk_card(fire, X, y, prefer="fast")
+
+
+def test_saturated_scales_add_candidates_within_the_point_range():
+    """One rule of large weight and small support: the grid past it (its
+    points clipped) adds candidates, keeps every point within the range,
+    and keeps every candidate of the unclipped grid (a superset)."""
+    from firecy.risk._rounding import _loss, round_points
+
+    rng = np.random.default_rng(0)
+    n = 400
+    A = (rng.random((n, 5)) < [0.02, 0.3, 0.4, 0.5, 0.3]).astype(float)
+    c = np.array([4.0, 0.9, -0.7, 0.5, 0.45])
+    eta = A @ c - 1.0
+    event = (rng.random(n) < expit(eta)).astype(int)
+    s = np.ones(n)
+    ys = np.where(event == 1, 1.0, -1.0)
+    plain = round_points(A, c, -1.0, event, s, max_points=3, saturate=1)
+    wide = round_points(A, c, -1.0, event, s, max_points=3, saturate=3)
+
+    def keys(cands):
+        return {(round(t[0], 12), t[2]) + tuple(t[1].tolist()) for t in cands}
+
+    assert keys(plain) <= keys(wide) and len(wide) > len(plain)
+    for loss, pts, p0, alpha in wide:
+        assert np.all(np.abs(pts) <= 3) and np.all(pts == np.round(pts))
+        # each candidate's loss is the loss of its own card
+        assert loss == pytest.approx(_loss(ys, (A @ pts + p0) / alpha, s, n), rel=1e-9)
+    # the clipped roundings give the small rules more than one point
+    assert any(abs(t[1][0]) == 3 and np.abs(t[1][1:]).max() >= 2 for t in wide)
+    assert min(t[0] for t in wide) <= min(t[0] for t in plain)
