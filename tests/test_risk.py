@@ -166,15 +166,19 @@ def _dataset(name):
     return d.drop(columns=["rownames", "ID", "class"]), (d["class"] == "malignant").astype(int)
 
 
-@pytest.fixture(scope="module", params=["breast_cancer", "pima", "affairs", "default", "mroz",
-                                        "swisslabor", "biopsy"])
+@pytest.fixture(scope="module", params=list(itertools.product(
+    ["breast_cancer", "pima", "affairs", "default", "mroz", "swisslabor", "biopsy"],
+    # "budget": the benchmark's card (the most rules within the budget: the
+    # largest cards, the hardest to round within the bound)
+    ["validation", "budget"])), ids=lambda p: "-".join(p))
 def mixed_depth(request):
     from sklearn.ensemble import ExtraTreesClassifier
 
-    X, y = _dataset(request.param)
+    name, selection = request.param
+    X, y = _dataset(name)
     y = np.asarray(y)
     forest = ExtraTreesClassifier(n_estimators=40, max_depth=2, random_state=0)
-    fire = FIREClassifier(forest, rule_depth=(1, 2), max_rules=8, selection="validation",
+    fire = FIREClassifier(forest, rule_depth=(1, 2), max_rules=8, selection=selection,
                           random_state=0).fit(X, y)
     return fire, X, y
 
@@ -276,3 +280,76 @@ def test_prefer_and_its_validation(fitted):
     assert best.auc_ >= max(small.auc_, lowest.auc_) - 1e-12
     with pytest.raises(ValueError, match="prefer"):
         risk_card(fire, X, y, prefer="fast")
+
+
+# -- selection="budget": the card's model size is the user's rule budget --
+def test_budget_selection_takes_the_most_rules_within_the_budget():
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    X, y = _dataset("pima")
+    y = np.asarray(y)
+    forest = ExtraTreesClassifier(n_estimators=30, max_depth=2, random_state=0)
+    common = dict(rule_depth=(1, 2), max_rules=6, random_state=0)
+    fire = FIREClassifier(forest, selection="budget", **common).fit(X, y)
+    cv = FIREClassifier(forest, selection="cv", **common).fit(X, y)
+    path = fire.path_
+    # stage 1 is the CV fit's full path, point for point
+    np.testing.assert_array_equal(path.lambdas, cv.path_.lambdas)
+    np.testing.assert_array_equal(path.coefs, cv.path_.coefs)
+    # brute force over the path: every point within the budget, the most
+    # rules, then the smallest lambda
+    within = [k for k in range(len(path.lambdas))
+              if np.count_nonzero(path.coefs[k]) <= common["max_rules"]]
+    most = max(np.count_nonzero(path.coefs[k]) for k in within)
+    k = min((k for k in within if np.count_nonzero(path.coefs[k]) == most),
+            key=lambda k: path.lambdas[k])
+    assert fire.lambda_ == path.lambdas[k]
+    np.testing.assert_array_equal(fire.coef_, path.coefs[k])
+    assert fire.n_rules_ == most <= common["max_rules"]
+    assert fire.n_rules_ >= cv.n_rules_
+    # no validation was run
+    assert np.isnan(fire.validation_error_) and np.all(np.isnan(path.validation_error))
+    assert risk_card(fire, X, y).within_bound_
+
+
+def test_budget_selection_errors():
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    X, y = _dataset("pima")
+    forest = ExtraTreesClassifier(n_estimators=5, max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match="selection='budget' takes the path point"):
+        FIREClassifier(forest, gamma=[1.1, 3.0], selection="budget").fit(X, y)
+    with pytest.raises(ValueError, match="one_se=True needs selection='cv'"):
+        FIREClassifier(forest, selection="budget", one_se=True).fit(X, y)
+    with pytest.raises(ValueError, match="'validation', 'cv' or 'budget', got 'aic'"):
+        FIREClassifier(forest, selection="aic").fit(X, y)
+
+
+def test_saturated_scales_add_candidates_within_the_point_range():
+    """One rule of large weight and small support: the grid past it (its
+    points clipped) adds candidates, keeps every point within the range,
+    and keeps every candidate of the unclipped grid (a superset)."""
+    from firecy.risk._rounding import _loss, round_points
+
+    rng = np.random.default_rng(0)
+    n = 400
+    A = (rng.random((n, 5)) < [0.02, 0.3, 0.4, 0.5, 0.3]).astype(float)
+    c = np.array([4.0, 0.9, -0.7, 0.5, 0.45])
+    eta = A @ c - 1.0
+    event = (rng.random(n) < expit(eta)).astype(int)
+    s = np.ones(n)
+    ys = np.where(event == 1, 1.0, -1.0)
+    plain = round_points(A, c, -1.0, event, s, max_points=3, saturate=1)
+    wide = round_points(A, c, -1.0, event, s, max_points=3, saturate=3)
+
+    def keys(cands):
+        return {(round(t[0], 12), t[2]) + tuple(t[1].tolist()) for t in cands}
+
+    assert keys(plain) <= keys(wide) and len(wide) > len(plain)
+    for loss, pts, p0, alpha in wide:
+        assert np.all(np.abs(pts) <= 3) and np.all(pts == np.round(pts))
+        # each candidate's loss is the loss of its own card
+        assert loss == pytest.approx(_loss(ys, (A @ pts + p0) / alpha, s, n), rel=1e-9)
+    # the clipped roundings give the small rules more than one point
+    assert any(abs(t[1][0]) == 3 and np.abs(t[1][1:]).max() >= 2 for t in wide)
+    assert min(t[0] for t in wide) <= min(t[0] for t in plain)

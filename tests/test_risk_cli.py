@@ -24,3 +24,9 @@ def test_bad_rule_depth_is_a_one_line_error(bad, capsys):
     assert err.count("\n") == 1
     assert "--rule-depth must be 'auto', 'leaves', an integer >= 1 or distinct integers" in err
     assert repr(bad) in err
+
+
+def test_selection_budget_reaches_the_estimator_and_is_described():
+    args = build_parser().parse_args(BASE + ["--selection", "budget", "--max-rules", "7"])
+    fire = _make_fire(None, args, "mcp", 0.5)
+    assert fire.selection == "budget" and fire.max_rules == 7

@@ -97,6 +97,9 @@ def describe(penalty, gamma, fusion):
 def describe_selection(est):
     """How a fitted FIRE estimator chose its rule set, in one sentence."""
     path = est.path_
+    if est.selection == "budget" and est.lam is None:
+        return (f"the most rules within the budget of {est.max_rules} "
+                f"({est.n_rules_}), no validation")
     how = (f"{est.cv}-fold cross-validation" if est.selection == "cv" and isinstance(est.cv, int)
            else "cross-validation" if est.selection == "cv"
            else f"a {est.validation_fraction:.0%} validation split")

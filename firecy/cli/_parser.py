@@ -80,9 +80,10 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "(default 0.5; 0 turns it off)")
     g.add_argument("--n-lambdas", type=_positive_int("--n-lambdas"), default=50, metavar="N",
                    help="points on the regularisation path (default 50)")
-    g.add_argument("--selection", choices=["cv", "validation"], default="cv",
+    g.add_argument("--selection", choices=["cv", "validation", "budget"], default="cv",
                    help="how the rule set is chosen on the path: K-fold cross-validation "
-                        "(default) or one held-out 20%% split (faster, noisier)")
+                        "(default), one held-out 20%% split (faster, noisier), or budget: "
+                        "the most rules within --max-rules, no validation (fastest)")
     g.add_argument("--cv", type=_number("--cv", int, lambda v: v >= 2, "at least 2"),
                    default=5, metavar="K", help="folds for --selection cv (default 5)")
     g.add_argument("--one-se", action="store_true",

@@ -344,7 +344,14 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
                 progress=None):
         """Run the selection; set the fitted attributes from its choice."""
         select = self.lam is None or len(grid) > 1
-        splits = self._splits(n) if select else None
+        by_budget = self.selection == "budget" and self.lam is None
+        if by_budget and len(grid) > 1:
+            # no held-out loss: nothing to compare penalties with
+            raise ValueError(
+                "selection='budget' takes the path point at the rule budget of one "
+                f"penalty; give single values of the penalty parameters ({len(grid)} "
+                "grid points), or use selection='cv'")
+        splits = self._splits(n) if select and not by_budget else None
         if self.one_se and splits is not None and len(splits) < 2:
             raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
         scale, grid_units = self._scale, grid
@@ -357,7 +364,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
             max_iter=self.max_iter, progress=progress,
-            fitter=self._path_fitter(),
+            fitter=self._path_fitter(), by_budget=by_budget,
         )
         self.paths_ = paths = [scale.unscale_path(p) for p in paths]
         self.path_ = path = paths[g_best]

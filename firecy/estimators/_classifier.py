@@ -219,9 +219,14 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         :class:`~firecy.FIRERegressor` (the depth used is ``rule_depth_``).
     n_lambdas : int, default=50
     eps : float, default=1e-3
-    selection : {"cv", "validation"}, default="cv"
+    selection : {"cv", "validation", "budget"}, default="cv"
         Mean validation loss over the stratified folds of ``cv``, or the loss
         on one stratified held-out split of ``validation_fraction``.
+        ``"budget"``: no validation; the path point with the most rules
+        within ``max_rules`` (then the smallest lambda), the model size
+        fixed by the user as for a risk score (about a sixth of the cost of
+        5-fold CV; ``validation_error_`` is NaN). Needs one penalty (no
+        parameter lists).
     validation_fraction : float, default=0.2
     cv : int, cross-validation splitter or iterable, default=5
         An int means shuffled ``StratifiedKFold`` seeded with

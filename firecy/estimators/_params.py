@@ -33,9 +33,9 @@ def check_params(est):
     eps = check_real(est.eps, "eps", low=0.0, low_inclusive=False)
     if not eps < 1:
         raise ValueError(f"eps must be in (0, 1), got {est.eps!r}")
-    if est.selection not in ("validation", "cv"):
+    if est.selection not in ("validation", "cv", "budget"):
         raise ValueError(
-            f"selection must be 'validation' or 'cv', got {est.selection!r}"
+            f"selection must be 'validation', 'cv' or 'budget', got {est.selection!r}"
         )
     vf = check_real(est.validation_fraction, "validation_fraction", low=0.0,
                     low_inclusive=False)

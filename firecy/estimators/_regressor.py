@@ -132,12 +132,17 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Number of path points.
     eps : float, default=1e-3
         The path ends at ``eps * lambda_max``.
-    selection : {"cv", "validation"}, default="cv"
+    selection : {"cv", "validation", "budget"}, default="cv"
         How lambda (and the grid point) is selected: the mean validation
         error over the folds of ``cv`` (each fold fits its own path on the
         full path's lambdas), or the error on one held-out split of
         ``validation_fraction`` of the rows (5x cheaper, noisier on small
         data). Errors are weighted by ``sample_weight``.
+        ``"budget"``: no validation; the path point with the most rules
+        within ``max_rules`` (then the smallest lambda), the model size
+        fixed by the user as for a risk score (about a sixth of the cost of
+        5-fold CV; ``validation_error_`` is NaN). Needs one penalty (no
+        parameter lists).
     validation_fraction : float, default=0.2
         Held-out fraction for ``selection="validation"``, in (0, 1).
     cv : int, cross-validation splitter or iterable, default=5

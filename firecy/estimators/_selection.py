@@ -13,7 +13,8 @@ unchanged.  :func:`select_on_paths` runs two stages:
    held-out rows.
 
 The selected point has the lowest mean validation loss (or, with the
-one-standard-error rule, the fewest rules within one standard error of it).
+one-standard-error rule, the fewest rules within one standard error of it);
+``by_budget`` skips stage 2 and takes the most rules within the budget.
 The selected model is the stage-1 solution at the selected lambda: the
 warm-started full-data path is the refit.  The loss is the estimator's
 ``_validation_loss``, so the same machinery serves every task.  Every
@@ -272,7 +273,7 @@ def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train
 
 def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_weight,
                     splits, *, lambdas, n_lambdas, eps, max_rules, refine_path, one_se,
-                    n_jobs, loss, lam, **common):
+                    n_jobs, loss, lam, by_budget=False, **common):
     """Both stages, and the choice of (grid point, path point).
 
     Parameters
@@ -295,6 +296,10 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     lam : float or None
         The estimator's fixed ``lam``, for the warning when it breaks the
         rule budget.
+    by_budget : bool, default=False
+        No validation (``splits`` None): take the eligible point with the
+        most rules, then the smallest lambda (the rule budget as the model
+        size, as a risk score's user fixes it).
     **common
         ``fit_intercept``, ``tol``, ``max_iter``, ``progress`` for the solver,
         and ``fitter`` (see :class:`SquaredLossPaths`).
@@ -349,7 +354,10 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
                                           leaf_values, block_ptr, target, sample_weight,
                                           splits, loss,
                                           dict(common, progress=_stage(progress, "validation")))
-    best = _choose(full, eligible, errors, stds, len(splits) if splits else 0, one_se)
+    if by_budget:
+        best = _at_budget(full, eligible)
+    else:
+        best = _choose(full, eligible, errors, stds, len(splits) if splits else 0, one_se)
     if best is None:
         # fixed lam beyond the budget everywhere: keep the sparsest
         last = [len(p) - 1 if fixed else 0 for p in full]
@@ -414,6 +422,17 @@ def _validation_errors(parallel, grid, full, eligible, leaf_table, leaf_values, 
                 errors[g][eligible[g]] = np.nanmean(errs, axis=0)
                 stds[g][eligible[g]] = np.nanstd(errs, axis=0)
     return errors, stds
+
+
+def _at_budget(full, eligible):
+    """(grid point, path point) with the most rules among eligible points,
+    then the smallest lambda (the least shrunk fit of that size)."""
+    cands = [(-int(full[g].n_rules[k]), float(full[g].lambdas[k]), g, int(k))
+             for g in range(len(full)) for k in np.flatnonzero(eligible[g])]
+    if not cands:
+        return None
+    best = min(cands)
+    return best[2], best[3]
 
 
 def _choose(full, eligible, errors, stds, n_folds, one_se):

@@ -118,45 +118,56 @@ def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200):
     return points, p0, beta, loss
 
 
-def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6):
+def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, saturate=3):
     """Integer points for contributions ``c`` (and the constant ``c0``).
 
     Every scale ``alpha`` of a grid on which the largest point stays within
     ``max_points`` rounds ``alpha * c`` (the start: floor or ceil of
     ``alpha * c0``); the ``n_polish`` best of them by log-loss get their
-    scale refitted and :func:`local_moves`.
+    scale refitted and :func:`local_moves`.  The grid goes on, at the same
+    step, up to scales where the largest rule would get ``saturate *
+    max_points`` points, its points (and any other beyond the range) clipped
+    to ``max_points``: one rule of large weight and small support then no
+    longer rounds every other rule to one point or none (a rule model at its
+    rule budget, ``selection="budget"``, often has one); the ``n_polish``
+    best of these saturated roundings are polished too.  ``saturate=1``:
+    the unclipped grid alone.
 
     Returns
     -------
     list of (loss, points, p0, alpha)
         Every candidate (the plain roundings and the polished ones), for the
-        caller's choice.
+        caller's choice; a superset of those of any smaller ``saturate``
+        (the unclipped ones are polished on their own).
     """
     ys = np.where(event == 1, 1.0, -1.0)
     total = s.sum()
     top = float(np.max(np.abs(c))) if c.size else 0.0
-    scales = (np.linspace(0.5, max_points + 0.5, n_scales * max_points, endpoint=False)[1:]
+    # the same step (1 / n_scales of a point on the largest rule) in both parts
+    steps = int(saturate) * n_scales * max_points
+    scales = (np.linspace(0.5, int(saturate) * max_points + 0.5, steps, endpoint=False)[1:]
               / top if top > 0 else np.array([1.0]))
-    cands = []
+    plain, clipped = [], []
     for alpha in scales:
-        pts = np.round(alpha * c)
-        if pts.size and np.max(np.abs(pts)) > max_points:
-            continue
+        raw = np.round(alpha * c)
+        pts = np.clip(raw, -max_points, max_points)
         base = A @ pts
+        into = clipped if pts.size and np.any(pts != raw) else plain
         for p0 in {float(np.floor(alpha * c0)), float(np.ceil(alpha * c0))}:
             loss = _loss(ys, (base + p0) / alpha, s, total)
-            cands.append((loss, pts, p0, float(alpha)))
-    cands.sort(key=lambda t: t[0])
+            into.append((loss, pts, p0, float(alpha)))
     polished = []
-    done = set()
-    for loss, pts, p0, alpha in cands:
-        if len(polished) >= n_polish:
-            break
-        key = (p0,) + tuple(pts.tolist())
-        if key in done:
-            continue
-        done.add(key)
-        beta, _ = best_scale(A @ pts + p0, ys, s, beta0=1.0 / alpha)
-        q, q0, beta, l3 = local_moves(A, ys, s, pts, p0, beta, max_points)
-        polished.append((l3, q, float(q0), 1.0 / beta))
-    return cands + polished
+    for cands in (plain, clipped):
+        cands.sort(key=lambda t: t[0])
+        done = set()
+        for loss, pts, p0, alpha in cands:
+            if len(done) >= n_polish:
+                break
+            key = (p0,) + tuple(pts.tolist())
+            if key in done:
+                continue
+            done.add(key)
+            beta, _ = best_scale(A @ pts + p0, ys, s, beta0=1.0 / alpha)
+            q, q0, beta, l3 = local_moves(A, ys, s, pts, p0, beta, max_points)
+            polished.append((l3, q, float(q0), 1.0 / beta))
+    return plain + clipped + polished
