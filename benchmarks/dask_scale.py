@@ -63,6 +63,12 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_s():
+    """CPU seconds (user + system) of this process so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def load_model(d):
     import joblib
 
@@ -110,17 +116,26 @@ def cmd_one(args):
                       processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         X, y = lazy_friedman(n)
-        t = time.perf_counter()
+        sample = args.sample if args.sample == "auto" else int(args.sample)
+        t, c, w = time.perf_counter(), cpu_s(), client.run(cpu_s)
         fire = fit_dask(FIRERegressor(model, random_state=0, **_selection(args)), X, y,
-                        sample_size=args.sample)
-        fit_s = time.perf_counter() - t
+                        sample_size=sample)
+        fit_s, fit_cpu = time.perf_counter() - t, cpu_s() - c
+        w1 = client.run(cpu_s)
+        fit_worker_cpu = sum(w1[k] - w[k] for k in w1)
         workers = client.run(peak_mb)
-        t = time.perf_counter()
-        r2 = fire.score(X, y)  # one more all-rows pass, lazily per partition
-        score_s = time.perf_counter() - t
+        r2 = score_s = score_worker_cpu = None
+        if not args.no_score:
+            t = time.perf_counter()
+            r2 = fire.score(X, y)  # one more all-rows pass, lazily per partition
+            score_s = time.perf_counter() - t
+            w2 = client.run(cpu_s)
+            score_worker_cpu = sum(w2[k] - w1[k] for k in w2)
         workers_after = client.run(peak_mb)
     out = {"n_rows": n, "sample_size": args.sample, "cheap_selection": args.cheap,
-           "lambda": fire.lambda_, "fit_s": fit_s, "score_s": score_s,
+           "lambda": fire.lambda_, "fit_s": fit_s, "fit_client_cpu_s": fit_cpu,
+           "fit_worker_cpu_s": fit_worker_cpu, "score_s": score_s,
+           "score_worker_cpu_s": score_worker_cpu,
            "train_r2": r2, "test_mse": test_mse(fire), "n_rules": fire.n_rules_,
            "client_peak_mb": peak_mb(), "worker_peak_mb_fit": sorted(workers.values()),
            "worker_peak_mb_after_score": sorted(workers_after.values()),
@@ -135,7 +150,8 @@ def cmd_scale(args):
     for s in args.sizes.split(","):
         t = time.perf_counter()
         subprocess.run([sys.executable, __file__, "one", "--n", s, "--sample", str(args.sample),
-                        "--dir", args.dir] + (["--cheap"] if args.cheap else []), check=True)
+                        "--dir", args.dir] + (["--cheap"] if args.cheap else [])
+                       + (["--no-score"] if args.no_score else []), check=True)
         print(f"# {s}M rows done in {time.perf_counter() - t:.0f} s (process)", flush=True)
 
 
@@ -192,30 +208,34 @@ def cmd_curve(args):
         Xtr, ytr = in_memory_friedman(1_000_000, SEED_TRAIN)
         Xte, yte = in_memory_friedman(200_000, SEED_TEST)
         sets.append(("friedman1", Xtr, ytr, Xte, yte, load_model(args.dir),
-                     [5000, 10000, 20000, 50000, 100000, 200000]))
+                     [10000, 30000, 100000, 300000]))
     for name, Xtr, ytr, Xte, yte, rf, sizes in sets:
         n = len(ytr)
         Xd = da.from_array(Xtr, chunks=(min(CHUNK, n // 8 + 1), -1))
         yd = da.from_array(ytr, chunks=(Xd.chunks[0],))
-        if name == "diamonds":
+        if name == "diamonds" and not args.no_reference:
             t = time.perf_counter()
             full = FIRERegressor(rf, random_state=0).fit(Xtr, ytr)
             rows.append({"data": name, "n_train": n, "sample": n, "refit": "in-memory",
                          "seed": 0, "test_mse": float(np.mean((full.predict(Xte) - yte) ** 2)),
                          "n_rules": full.n_rules_, "fit_s": time.perf_counter() - t})
             print(json.dumps(rows[-1]), flush=True)
+        if args.sizes_curve:
+            sizes = [int(v) for v in args.sizes_curve.split(",")]
         for s in sizes:
             for seed in range(args.seeds):
-                for refit in (True, False):
-                    t = time.perf_counter()
+                for refit in ((True,) if args.refit_only else (True, False)):
+                    t, c = time.perf_counter(), cpu_s()
                     f = fit_dask(FIRERegressor(rf, random_state=seed), Xd, yd, sample_size=s,
                                  refit=refit)
                     rows.append({"data": name, "n_train": n, "sample": s, "refit": refit,
                                  "seed": seed,
                                  "test_mse": float(np.mean((f.predict(Xte) - yte) ** 2)),
-                                 "n_rules": f.n_rules_, "fit_s": time.perf_counter() - t})
+                                 "n_rules": f.n_rules_, "fit_s": time.perf_counter() - t,
+                                 "cpu_s": cpu_s() - c})
                     print(json.dumps(rows[-1]), flush=True)
-    with open(os.path.join(args.dir, f"curve_{'_'.join(args.data)}.json"), "w") as fh:
+    with open(os.path.join(args.dir, f"curve_{'_'.join(args.data)}_{time.time():.0f}.json"),
+              "w") as fh:
         json.dump(rows, fh, indent=1)
 
 
@@ -225,7 +245,12 @@ def main():
     p.add_argument("--dir", default="/tmp/firecy_dask_scale")
     p.add_argument("--sizes", default="1,2,5,10,20", help="millions of rows")
     p.add_argument("--n", default="1", help="millions of rows (one, reference)")
-    p.add_argument("--sample", type=int, default=200_000)
+    p.add_argument("--sample", default="auto", help="rows of the selection sample, or auto")
+    p.add_argument("--refit-only", action="store_true", help="curve: only refit=True")
+    p.add_argument("--no-reference", action="store_true", help="curve: no in-memory fit")
+    p.add_argument("--no-score", action="store_true", help="skip the score pass (one)")
+    p.add_argument("--sizes-curve", default=None,
+                   help="comma-separated sample sizes for curve (default per data set)")
     p.add_argument("--seeds", type=int, default=2)
     p.add_argument("--cheap", action="store_true", help="a cheaper selection (see _selection)")
     p.add_argument("--data", nargs="+", default=["diamonds", "friedman1"])
