@@ -5,6 +5,7 @@ million rows, and the learning curve of the sampled selection.
     nice python benchmarks/dask_scale.py scale --sizes 1,2,5,10,20 [--sample 50000] [--cheap]
     nice python benchmarks/dask_scale.py reference         # in-memory fit, 1M rows
     nice python benchmarks/dask_scale.py curve             # test error vs sample size
+    nice python benchmarks/dask_scale.py profile --n 1     # CPU of each all-rows pass
 
 Data: friedman1 (10 features, noise sd 1), generated block by block from a
 seed inside the Dask graph (``lazy_friedman``): no process ever holds all
@@ -146,6 +147,42 @@ def cmd_one(args):
         json.dump(out, fh, indent=1)
 
 
+def cmd_profile(args):
+    """Wall and CPU (client process, which runs the scheduler, and the workers)
+    of each all-rows pass on ``--n`` million lazy rows."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    from firecy import FIRERegressor
+    from firecy.dask import fit_dask
+
+    model = load_model(args.dir)
+    n = int(float(args.n) * 1e6)
+    with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="2GB",
+                      processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        X, y = lazy_friedman(n)
+
+        def step(label, f):
+            w0, c0, t = client.run(cpu_s), cpu_s(), time.perf_counter()
+            r = f()
+            w1 = client.run(cpu_s)
+            print(json.dumps({"step": label, "wall": time.perf_counter() - t,
+                              "client_cpu": cpu_s() - c0,
+                              "worker_cpu": sum(w1[k] - w0[k] for k in w1)}), flush=True)
+            return r
+
+        step("generate+sum", lambda: float(y.sum().compute()))
+        step("tokenize model", lambda: dask.base.tokenize(model))
+        fire = step("fit_dask sample 20k cheap", lambda: fit_dask(
+            FIRERegressor(model, random_state=0, selection="validation", n_lambdas=10,
+                          refine_path=False), X, y, sample_size=20_000))
+        print(json.dumps(fire.dask_info_), flush=True)
+        step("tokenize fire", lambda: dask.base.tokenize(fire))
+        step("score", lambda: fire.score(X, y))
+        step("predict.sum", lambda: float(fire.predict(X).sum().compute()))
+
+
 def cmd_scale(args):
     for s in args.sizes.split(","):
         t = time.perf_counter()
@@ -241,7 +278,7 @@ def cmd_curve(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("cmd", choices=["model", "scale", "one", "reference", "curve"])
+    p.add_argument("cmd", choices=["model", "scale", "one", "reference", "curve", "profile"])
     p.add_argument("--dir", default="/tmp/firecy_dask_scale")
     p.add_argument("--sizes", default="1,2,5,10,20", help="millions of rows")
     p.add_argument("--n", default="1", help="millions of rows (one, reference)")
@@ -257,7 +294,7 @@ def main():
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     {"model": cmd_model, "scale": cmd_scale, "one": cmd_one, "reference": cmd_reference,
-     "curve": cmd_curve}[args.cmd](args)
+     "curve": cmd_curve, "profile": cmd_profile}[args.cmd](args)
 
 
 if __name__ == "__main__":
