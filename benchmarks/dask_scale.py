@@ -5,6 +5,7 @@ million rows, and the learning curve of the sampled selection.
     nice python benchmarks/dask_scale.py scale --sizes 1,2,5,10,20 [--sample 50000] [--cheap]
     nice python benchmarks/dask_scale.py reference         # in-memory fit, 1M rows
     nice python benchmarks/dask_scale.py curve             # test error vs sample size
+    nice python benchmarks/dask_scale.py profile --n 1     # CPU of each all-rows pass
 
 Data: friedman1 (10 features, noise sd 1), generated block by block from a
 seed inside the Dask graph (``lazy_friedman``): no process ever holds all
@@ -63,6 +64,12 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_s():
+    """CPU seconds (user + system) of this process so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def load_model(d):
     import joblib
 
@@ -110,17 +117,26 @@ def cmd_one(args):
                       processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         X, y = lazy_friedman(n)
-        t = time.perf_counter()
+        sample = args.sample if args.sample == "auto" else int(args.sample)
+        t, c, w = time.perf_counter(), cpu_s(), client.run(cpu_s)
         fire = fit_dask(FIRERegressor(model, random_state=0, **_selection(args)), X, y,
-                        sample_size=args.sample)
-        fit_s = time.perf_counter() - t
+                        sample_size=sample)
+        fit_s, fit_cpu = time.perf_counter() - t, cpu_s() - c
+        w1 = client.run(cpu_s)
+        fit_worker_cpu = sum(w1[k] - w[k] for k in w1)
         workers = client.run(peak_mb)
-        t = time.perf_counter()
-        r2 = fire.score(X, y)  # one more all-rows pass, lazily per partition
-        score_s = time.perf_counter() - t
+        r2 = score_s = score_worker_cpu = None
+        if not args.no_score:
+            t = time.perf_counter()
+            r2 = fire.score(X, y)  # one more all-rows pass, lazily per partition
+            score_s = time.perf_counter() - t
+            w2 = client.run(cpu_s)
+            score_worker_cpu = sum(w2[k] - w1[k] for k in w2)
         workers_after = client.run(peak_mb)
     out = {"n_rows": n, "sample_size": args.sample, "cheap_selection": args.cheap,
-           "lambda": fire.lambda_, "fit_s": fit_s, "score_s": score_s,
+           "lambda": fire.lambda_, "fit_s": fit_s, "fit_client_cpu_s": fit_cpu,
+           "fit_worker_cpu_s": fit_worker_cpu, "score_s": score_s,
+           "score_worker_cpu_s": score_worker_cpu,
            "train_r2": r2, "test_mse": test_mse(fire), "n_rules": fire.n_rules_,
            "client_peak_mb": peak_mb(), "worker_peak_mb_fit": sorted(workers.values()),
            "worker_peak_mb_after_score": sorted(workers_after.values()),
@@ -131,11 +147,48 @@ def cmd_one(args):
         json.dump(out, fh, indent=1)
 
 
+def cmd_profile(args):
+    """Wall and CPU (client process, which runs the scheduler, and the workers)
+    of each all-rows pass on ``--n`` million lazy rows."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    from firecy import FIRERegressor
+    from firecy.dask import fit_dask
+
+    model = load_model(args.dir)
+    n = int(float(args.n) * 1e6)
+    with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="2GB",
+                      processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        X, y = lazy_friedman(n)
+
+        def step(label, f):
+            w0, c0, t = client.run(cpu_s), cpu_s(), time.perf_counter()
+            r = f()
+            w1 = client.run(cpu_s)
+            print(json.dumps({"step": label, "wall": time.perf_counter() - t,
+                              "client_cpu": cpu_s() - c0,
+                              "worker_cpu": sum(w1[k] - w0[k] for k in w1)}), flush=True)
+            return r
+
+        step("generate+sum", lambda: float(y.sum().compute()))
+        step("tokenize model", lambda: dask.base.tokenize(model))
+        fire = step("fit_dask sample 20k cheap", lambda: fit_dask(
+            FIRERegressor(model, random_state=0, selection="validation", n_lambdas=10,
+                          refine_path=False), X, y, sample_size=20_000))
+        print(json.dumps(fire.dask_info_), flush=True)
+        step("tokenize fire", lambda: dask.base.tokenize(fire))
+        step("score", lambda: fire.score(X, y))
+        step("predict.sum", lambda: float(fire.predict(X).sum().compute()))
+
+
 def cmd_scale(args):
     for s in args.sizes.split(","):
         t = time.perf_counter()
         subprocess.run([sys.executable, __file__, "one", "--n", s, "--sample", str(args.sample),
-                        "--dir", args.dir] + (["--cheap"] if args.cheap else []), check=True)
+                        "--dir", args.dir] + (["--cheap"] if args.cheap else [])
+                       + (["--no-score"] if args.no_score else []), check=True)
         print(f"# {s}M rows done in {time.perf_counter() - t:.0f} s (process)", flush=True)
 
 
@@ -192,47 +245,56 @@ def cmd_curve(args):
         Xtr, ytr = in_memory_friedman(1_000_000, SEED_TRAIN)
         Xte, yte = in_memory_friedman(200_000, SEED_TEST)
         sets.append(("friedman1", Xtr, ytr, Xte, yte, load_model(args.dir),
-                     [5000, 10000, 20000, 50000, 100000, 200000]))
+                     [10000, 30000, 100000, 300000]))
     for name, Xtr, ytr, Xte, yte, rf, sizes in sets:
         n = len(ytr)
         Xd = da.from_array(Xtr, chunks=(min(CHUNK, n // 8 + 1), -1))
         yd = da.from_array(ytr, chunks=(Xd.chunks[0],))
-        if name == "diamonds":
+        if name == "diamonds" and not args.no_reference:
             t = time.perf_counter()
             full = FIRERegressor(rf, random_state=0).fit(Xtr, ytr)
             rows.append({"data": name, "n_train": n, "sample": n, "refit": "in-memory",
                          "seed": 0, "test_mse": float(np.mean((full.predict(Xte) - yte) ** 2)),
                          "n_rules": full.n_rules_, "fit_s": time.perf_counter() - t})
             print(json.dumps(rows[-1]), flush=True)
+        if args.sizes_curve:
+            sizes = [int(v) for v in args.sizes_curve.split(",")]
         for s in sizes:
             for seed in range(args.seeds):
-                for refit in (True, False):
-                    t = time.perf_counter()
+                for refit in ((True,) if args.refit_only else (True, False)):
+                    t, c = time.perf_counter(), cpu_s()
                     f = fit_dask(FIRERegressor(rf, random_state=seed), Xd, yd, sample_size=s,
                                  refit=refit)
                     rows.append({"data": name, "n_train": n, "sample": s, "refit": refit,
                                  "seed": seed,
                                  "test_mse": float(np.mean((f.predict(Xte) - yte) ** 2)),
-                                 "n_rules": f.n_rules_, "fit_s": time.perf_counter() - t})
+                                 "n_rules": f.n_rules_, "fit_s": time.perf_counter() - t,
+                                 "cpu_s": cpu_s() - c})
                     print(json.dumps(rows[-1]), flush=True)
-    with open(os.path.join(args.dir, f"curve_{'_'.join(args.data)}.json"), "w") as fh:
+    with open(os.path.join(args.dir, f"curve_{'_'.join(args.data)}_{time.time():.0f}.json"),
+              "w") as fh:
         json.dump(rows, fh, indent=1)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("cmd", choices=["model", "scale", "one", "reference", "curve"])
+    p.add_argument("cmd", choices=["model", "scale", "one", "reference", "curve", "profile"])
     p.add_argument("--dir", default="/tmp/firecy_dask_scale")
     p.add_argument("--sizes", default="1,2,5,10,20", help="millions of rows")
     p.add_argument("--n", default="1", help="millions of rows (one, reference)")
-    p.add_argument("--sample", type=int, default=200_000)
+    p.add_argument("--sample", default="auto", help="rows of the selection sample, or auto")
+    p.add_argument("--refit-only", action="store_true", help="curve: only refit=True")
+    p.add_argument("--no-reference", action="store_true", help="curve: no in-memory fit")
+    p.add_argument("--no-score", action="store_true", help="skip the score pass (one)")
+    p.add_argument("--sizes-curve", default=None,
+                   help="comma-separated sample sizes for curve (default per data set)")
     p.add_argument("--seeds", type=int, default=2)
     p.add_argument("--cheap", action="store_true", help="a cheaper selection (see _selection)")
     p.add_argument("--data", nargs="+", default=["diamonds", "friedman1"])
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     {"model": cmd_model, "scale": cmd_scale, "one": cmd_one, "reference": cmd_reference,
-     "curve": cmd_curve}[args.cmd](args)
+     "curve": cmd_curve, "profile": cmd_profile}[args.cmd](args)
 
 
 if __name__ == "__main__":

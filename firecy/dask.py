@@ -38,7 +38,10 @@ def fit_dask(estimator, X, y, sample_weight=None, *, sample_size="auto", refit=T
         Partitioned like X (the same number of rows in every partition).
     sample_weight : same kinds as y, default=None
     sample_size : int or "auto", default="auto"
-        Rows of the selection sample. "auto": the memory budget
+        Rows of the selection sample. "auto": the smaller of 25,000,000
+        divided by the model's number of trees (the selection's cost: 50,000
+        rows at 500 trees, where the measured test error has stopped
+        improving) and the memory budget
         (:func:`firecy.ensembles.memory_budget`) over 64 bytes per row and
         tree, between 10,000 and 1,000,000 rows.
     refit : bool, default=True

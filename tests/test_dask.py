@@ -253,3 +253,21 @@ def test_models_trained_with_dask(library):
         fire = fit_dask(FIRERegressor(model, **kw), Xd, yd, sample_size=300)
         assert fire.estimator is model and fire.dask_info_["refit"]
         np.testing.assert_allclose(fire.predict(Xd).compute(), fire.predict(X))
+
+
+@pytest.mark.parametrize("n_trees, budget, expected", [
+    (500, "100G", 50_000),      # the selection's cost binds: 25e6 / 500
+    (100, "100G", 250_000),
+    (5000, "100G", 10_000),     # the floor
+    (500, "640M", 20_000),      # the memory budget binds: 640 MiB / (64 B x 500)
+    (500, "none", 50_000),      # no budget: the cost alone
+])
+def test_auto_sample_size(monkeypatch, n_trees, budget, expected):
+    from firecy._dask._fit import default_sample_size
+
+    monkeypatch.setenv("FIRECY_MEMORY_BUDGET", budget)
+    est = FIRERegressor(RandomForestRegressor(n_trees))
+    got = default_sample_size(est)
+    if budget == "640M":
+        expected = 640 * 2**20 // (64 * n_trees)
+    assert got == expected

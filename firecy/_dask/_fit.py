@@ -34,27 +34,38 @@ _MIN_SAMPLE = 10_000
 # bytes per (sample row, tree) of an in-memory fit: leaf ids and table
 # (12), the CSC design (12) and its fold copies; a generous 64
 _BYTES_PER_ENTRY = 64
+# (sample row, tree) entries the default selection is given: the cost of the
+# cross-validated path grows with them (friedman1, 500 depth-3 trees: 13 s of
+# CPU at 10,000 rows, 31 s at 30,000, 166 s at 100,000) while the test error of
+# the refitted rules stops improving by 10,000-30,000 rows
+# (benchmarks/dask_scale_RESULTS.md); 25e6 is 50,000 rows at 500 trees
+_SELECTION_ENTRIES = 25_000_000
 # rows of a class below which the class is kept in full in the sample
 _MIN_CLASS_ROWS = 1000
 
 
 def default_sample_size(estimator):
-    """Rows a sampled fit selects on: the memory budget's, in [1e4, 1e6].
+    """Rows a sampled fit selects on: ``sample_size="auto"``.
 
-    ``firecy.ensembles.memory_budget()`` divided by 64 bytes per (row, tree),
-    the trees being the model's ``n_estimators`` (500 when unknown).
+    The smaller of ``25e6 / n_trees`` (the selection's cost; 50,000 rows at
+    500 trees) and ``firecy.ensembles.memory_budget()`` over 64 bytes per
+    (row, tree) (its memory), kept in [1e4, 1e6]; ``n_trees`` is the model's
+    ``n_estimators`` (500 when unknown).
     """
     from firecy.ensembles import memory_budget
 
     budget = memory_budget()
     model = estimator.estimator
-    model = getattr(model, "estimator", model)   # a FrozenEstimator's model
+    if type(model).__name__ == "FrozenEstimator":
+        # its model; not any `estimator` attribute (a forest's is its base tree)
+        model = model.estimator
     n_trees = getattr(model, "n_estimators", None) if model is not None else 500
     if not isinstance(n_trees, numbers.Integral) or n_trees < 1:
         n_trees = 500
-    if budget is None:
-        return _MAX_SAMPLE
-    return int(min(_MAX_SAMPLE, max(_MIN_SAMPLE, budget // (_BYTES_PER_ENTRY * n_trees))))
+    rows = _SELECTION_ENTRIES // n_trees
+    if budget is not None:
+        rows = min(rows, budget // (_BYTES_PER_ENTRY * n_trees))
+    return int(min(_MAX_SAMPLE, max(_MIN_SAMPLE, rows)))
 
 
 def _seed(random_state):
