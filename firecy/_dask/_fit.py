@@ -55,10 +55,7 @@ def default_sample_size(estimator):
     from firecy.ensembles import memory_budget
 
     budget = memory_budget()
-    model = estimator.estimator
-    if type(model).__name__ == "FrozenEstimator":
-        # its model; not any `estimator` attribute (a forest's is its base tree)
-        model = model.estimator
+    model = _unfrozen(estimator.estimator)
     n_trees = getattr(model, "n_estimators", None) if model is not None else 500
     if not isinstance(n_trees, numbers.Integral) or n_trees < 1:
         n_trees = 500
@@ -242,9 +239,20 @@ def _sum(results, key):
 
 
 # -- the fit ---------------------------------------------------------------------
+def _unfrozen(model):
+    """A ``FrozenEstimator``'s model, else ``model`` itself.
+
+    Only a FrozenEstimator is unwrapped: other models' ``estimator``
+    attribute means something else (a forest's is its base tree).
+    """
+    if type(model).__name__ == "FrozenEstimator":
+        return model.estimator
+    return model
+
+
 def _local_model(model):
     """An ``xgboost.dask`` model's Booster: its ``apply`` takes in-memory rows."""
-    inner = getattr(model, "estimator", model)   # a FrozenEstimator's model
+    inner = _unfrozen(model)
     if inner is not None and type(inner).__module__.startswith("xgboost.dask"):
         try:
             return inner.get_booster()
