@@ -121,17 +121,38 @@ def newton_step(engine):
     return status == "full"
 
 
+class _Columns:
+    """The columns ``support`` of the design in CSC layout (``indptr``,
+    ``indices``, ``data``, ``shape``), without scipy.sparse: building a
+    csc_matrix and its transpose for every Newton model was 5,000
+    constructions and ~20% of an iris GradientBoosting fit's CPU time
+    (profiled), for arrays that are only read here."""
+
+    __slots__ = ("indptr", "indices", "data", "shape", "col")
+
+    def __init__(self, design, support):
+        col_ptr = design.col_ptr
+        starts, counts = col_ptr[support], np.diff(col_ptr)[support]
+        self.indptr = np.zeros(support.size + 1, dtype=np.intp)
+        np.cumsum(counts, out=self.indptr[1:])
+        offsets = np.repeat(starts - self.indptr[:-1], counts)
+        entry = offsets + np.arange(self.indptr[-1])
+        self.indices = design.col_rows[entry]
+        self.data = (np.repeat(design.leaf_values[support], counts) if design.is_tree
+                     else design.col_vals[entry])
+        self.shape = (design.n_samples, support.size)
+        # each entry's column, for the column sums below
+        self.col = np.repeat(np.arange(support.size), counts)
+
+    def rmatvec(self, v):
+        """``M_S^T v`` (entries summed in column order, as a CSC product)."""
+        return np.bincount(self.col, weights=self.data * v[self.indices],
+                           minlength=self.shape[1])
+
+
 def _columns(design, support):
-    """The columns ``support`` of the design as a CSC matrix."""
-    col_ptr = design.col_ptr
-    starts, counts = col_ptr[support], np.diff(col_ptr)[support]
-    offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-    entry = offsets + np.arange(counts.sum())
-    rows = design.col_rows[entry]
-    vals = (np.repeat(design.leaf_values[support], counts) if design.is_tree
-            else design.col_vals[entry])
-    return sp.csc_matrix((vals, rows, np.r_[0, np.cumsum(counts)]),
-                         shape=(design.n_samples, support.size))
+    """The columns ``support`` of the design (:class:`_Columns`)."""
+    return _Columns(design, support)
 
 
 # the grouped (multinomial) model works on the support's columns as a dense
@@ -165,7 +186,7 @@ def _grouped_rows_model(engine, M_S, groups, n_groups, column_group, d, out, wit
     W = K * engine.sample_weight[::K]
     n, S = P.shape[0], M_S.shape[1]
     counts = np.diff(M_S.indptr)
-    col = np.repeat(np.arange(S), counts)
+    col = M_S.col
     sample = M_S.indices // K
     cls = np.zeros(S, dtype=np.intp)
     cls[counts > 0] = M_S.indices[M_S.indptr[:-1][counts > 0]] % K
@@ -226,11 +247,11 @@ def _support_model(engine, with_hessian=True):
     n_groups = pen_grad.shape[0]
     M_S = _columns(engine.design, support)
     d, h = engine.row_derivatives()
-    grad = np.bincount(groups, weights=M_S.T @ d, minlength=n_groups)
+    grad = np.bincount(groups, weights=M_S.rmatvec(d), minlength=n_groups)
     out = {"column_group": column_group, "pen_hess": pen_hess, "hess": None,
            "g_b": 0.0, "h_bb": 0.0, "h_wb": None, "vector_b": False}
     if engine.fit_intercept:
-        h_wb = M_S.T @ h
+        h_wb = M_S.rmatvec(h)
         h_wb_g = np.bincount(groups, weights=h_wb, minlength=n_groups)
         out.update(g_b=float(d.sum()), h_bb=float(h.sum()), h_wb=h_wb)
         if out["h_bb"] > 0:
