@@ -82,14 +82,28 @@ def _cholesky(matrix):
     return None, False
 
 
+def _support_is(const double[::1] coef, const Py_ssize_t[::1] support):
+    """Whether the nonzeros of ``coef`` are exactly ``support`` (sorted), in
+    one pass without allocating: on wine with LightGBM the engine asks ~46,000
+    times per fit, and np.flatnonzero + np.array_equal cost ~3 s of 49 under
+    cProfile."""
+    cdef Py_ssize_t j, m = 0, S = support.shape[0]
+    for j in range(coef.shape[0]):
+        if coef[j] != 0.0:
+            if m >= S or support[m] != j:
+                return False
+            m += 1
+    return m == S
+
+
 def newton_step(engine):
     """Newton steps on the engine's current support; True if the last one
     landed (full step, no sign change). The engine's column gradients are
     left stale (only F is evaluated): the caller resyncs before reading them."""
-    support = np.flatnonzero(engine.coef)
     failed_on = engine.newton_failed_on
-    if failed_on is not None and np.array_equal(support, failed_on):
+    if failed_on is not None and _support_is(engine.coef, failed_on):
         return False   # same support as a failed attempt: do not refactorise
+    support = np.flatnonzero(engine.coef)
     exact = engine.exact_curvature
     moved = False
     status = "none"
