@@ -41,6 +41,16 @@ NEWTON_MAX_KINK_STEPS = 8
 NEWTON_MAX_STEPS_SMOOTH = 10
 # majorize-minimize steps per factorisation when the local model is indefinite
 NEWTON_MM_STEPS = 50
+# a grouped (multinomial) Newton step that did not land is retried on the
+# same support only once the coordinate rounds have lowered F by this much
+# (relative) since the failed attempt, and after 1, 4, 16, ... declined calls
+# (the k-th retry waits NEWTON_RETRY_BACKOFF^(k-1) calls): see newton_step.
+# Measured (benchmarks/classification_speed_RESULTS.md): 3e-5 or more left
+# iris LightGBM fits at max_iter, 1e-6 took wine LightGBM's last path points
+# to another stationary point (1e-2 higher); without the backoff, wine
+# LightGBM retried hundreds of times per point (28.5 s CPU against 21.4 s)
+NEWTON_RETRY_DECREASE = 1e-5
+NEWTON_RETRY_BACKOFF = 4
 # the line search along a direction no tried step accepts: halvings to
 # bracket the minimum (t down to 2^-60), then golden-section steps in the
 # bracket (0.618^60: the kink located to ~1e-13 of the bracket)
@@ -100,9 +110,28 @@ def newton_step(engine):
     """Newton steps on the engine's current support; True if the last one
     landed (full step, no sign change). The engine's column gradients are
     left stale (only F is evaluated): the caller resyncs before reading them."""
+    grouped = engine.row_group > 1
+    # engine.newton_failed_on: (support, failed attempts on it, F after the
+    # last one, calls declined since), or None; reset by the engine at each
+    # path point and before its final step
     failed_on = engine.newton_failed_on
-    if failed_on is not None and _support_is(engine.coef, failed_on):
-        return False   # same support as a failed attempt: do not refactorise
+    failures = 0
+    if failed_on is not None:
+        failed_support, failures, f_failed, declined = failed_on
+        if not _support_is(engine.coef, failed_support):
+            failures = 0   # a new support: a new start
+        elif not (grouped
+                  and declined + 1 >= NEWTON_RETRY_BACKOFF ** (failures - 1)
+                  and f_failed - engine.objective_value()
+                  > NEWTON_RETRY_DECREASE * abs(f_failed)):
+            # same support as a failed attempt, and the state has not moved
+            # enough (or not for long enough) for the step to land now: do
+            # not refactorise. Never retrying made iris with LightGBM crawl in
+            # coordinate rounds where a retried step lands (10x the CPU, 22
+            # fits at max_iter); retrying at every call made wine with
+            # LightGBM refactorise ~1000 times per path point (see below)
+            engine.newton_failed_on = (failed_support, failures, f_failed, declined + 1)
+            return False
     support = np.flatnonzero(engine.coef)
     exact = engine.exact_curvature
     moved = False
@@ -121,15 +150,13 @@ def newton_step(engine):
                 break
         elif status == "none" or f_before - engine.objective_value() <= 1e-14 * abs(f_before):
             break
-    if not moved or (status != "full" and engine.row_group > 1):
-        # a grouped (multinomial) model whose step did not land is not
-        # retried on this support: on wine with LightGBM (MCP + fusion, a
-        # singular and indefinite support model) the line search stops at a
-        # kink of the penalty, then finds nothing, every working-set round,
-        # up to ~1000 rounds per path point and 90% of the fit's CPU time
-        # for a 1e-7 relative decrease; the coordinate rounds make the same
-        # decrease at a tenth of the cost
-        engine.newton_failed_on = support
+    if not moved or (status != "full" and grouped):
+        # a grouped (multinomial) step that did not land: on wine with
+        # LightGBM (MCP + fusion, a singular and indefinite support model)
+        # the line search stops at a kink of the penalty, then finds nothing,
+        # every working-set round, up to ~1000 rounds per path point and 90%
+        # of the fit's CPU time for a 1e-7 relative decrease
+        engine.newton_failed_on = (support, failures + 1, engine.objective_value(), 0)
     else:
         engine.newton_failed_on = None
     return status == "full"
