@@ -92,14 +92,35 @@ cdef inline double group_max(const double* eta, Py_ssize_t K) noexcept nogil:
     return top
 
 
+cdef inline double group_exp(const double* eta, double* prob, Py_ssize_t K,
+                             double top) noexcept nogil:
+    """prob[k] = exp(eta[k] - top); returns their sum. The largest margin's
+    term is exp(0) = 1 exactly and is not computed: exp was ~30% of a
+    wine LightGBM fit's CPU time (perf), one call in K saved, the same bits."""
+    cdef Py_ssize_t k
+    cdef double total = 0.0
+    for k in range(K):
+        prob[k] = 1.0 if eta[k] == top else exp(eta[k] - top)
+        total += prob[k]
+    return total
+
+
+cdef inline void group_probabilities(const double* eta, double* prob,
+                                     Py_ssize_t K) noexcept nogil:
+    """prob[k] = softmax(eta)[k] (no log: the callers that refresh z do not
+    need log sum exp, and libm's log was another 6% of the CPU time)."""
+    cdef Py_ssize_t k
+    cdef double total = group_exp(eta, prob, K, group_max(eta, K))
+    for k in range(K):
+        prob[k] /= total
+
+
 cdef inline double group_softmax(const double* eta, double* prob,
                                  Py_ssize_t K) noexcept nogil:
     """prob[k] = softmax(eta)[k]; returns log sum_k exp(eta[k])."""
     cdef Py_ssize_t k
-    cdef double top = group_max(eta, K), total = 0.0
-    for k in range(K):
-        prob[k] = exp(eta[k] - top)
-        total += prob[k]
+    cdef double top = group_max(eta, K)
+    cdef double total = group_exp(eta, prob, K, top)
     for k in range(K):
         prob[k] /= total
     return top + log(total)
@@ -110,7 +131,7 @@ cdef inline double group_lse(const double* eta, Py_ssize_t K) noexcept nogil:
     cdef Py_ssize_t k
     cdef double top = group_max(eta, K), total = 0.0
     for k in range(K):
-        total += exp(eta[k] - top)
+        total += 1.0 if eta[k] == top else exp(eta[k] - top)
     return top + log(total)
 
 
@@ -214,7 +235,7 @@ cdef class Multinomial(Datafit):
         cdef Py_ssize_t k, K = self.n_classes
         cdef double* z = st.row[1] + g
         cdef double wg = K * st.weight[g]
-        group_softmax(st.row[0] + g, z, K)
+        group_probabilities(st.row[0] + g, z, K)
         for k in range(K):
             z[k] = wg * (z[k] - st.y[g + k])
 
@@ -327,6 +348,49 @@ cdef class Multinomial(Datafit):
             total += K * st.weight[g] * (group_lse(e, K) - own)
         return total
 
+    cdef double trial_value_kept(self, DatafitState* st, const double* step) noexcept nogil:
+        """:meth:`trial_value`, keeping in ``st.work`` what
+        :meth:`accept_trial` needs to move there without recomputing it: the
+        trial margins (``work[:n]``), their shifted exponentials
+        (``work[n:2n]``) and each group's sum (``work[2n + g/K]``); the
+        3 n doubles of ``work`` hold them (K >= 2). An accepted intercept
+        step cost its exponentials twice (here and in shift_intercepts,
+        ~10% of a wine LightGBM fit, perf); the same operations in the same
+        order, so the state is bit for bit what shift_intercepts leaves."""
+        cdef Py_ssize_t gi, g, k, n = st.n_samples, K = self.n_classes
+        cdef double total = 0.0, own, top, s
+        cdef double* e = st.work
+        cdef double* ex = st.work + n
+        cdef double* sums = st.work + 2 * n
+        for gi in range(n // K):
+            g = gi * K
+            own = 0.0
+            for k in range(K):
+                e[g + k] = st.row[0][g + k] + step[k]
+                own += st.y[g + k] * e[g + k]
+            top = group_max(e + g, K)
+            s = group_exp(e + g, ex + g, K, top)
+            sums[gi] = s
+            total += K * st.weight[g] * (top + log(s) - own)
+        return total
+
+    cdef void accept_trial(self, DatafitState* st, const double* step) noexcept nogil:
+        """The state after :meth:`trial_value_kept` at ``step`` is accepted."""
+        cdef Py_ssize_t gi, g, k, n = st.n_samples, K = self.n_classes
+        cdef double wg, s
+        cdef const double* e = st.work
+        cdef const double* ex = st.work + n
+        cdef const double* sums = st.work + 2 * n
+        for gi in range(n // K):
+            g = gi * K
+            wg = K * st.weight[g]
+            s = sums[gi]
+            for k in range(K):
+                st.row[0][g + k] = e[g + k]
+                st.row[1][g + k] = wg * (ex[g + k] / s - st.y[g + k])
+        for k in range(K):
+            st.row[2][k] += step[k]
+
     cdef double update_intercept(self, DatafitState* st) except? -1 nogil:
         """A Newton step on the K intercepts, halved until F decreases.
 
@@ -396,9 +460,9 @@ cdef class Multinomial(Datafit):
         for trial in range(40):
             for k in range(K):
                 trial_step[k] = t * step[k]
-            f_new = self.trial_value(st, trial_step)
+            f_new = self.trial_value_kept(st, trial_step)
             if f_new < f_old:
-                self.shift_intercepts(st, trial_step)
+                self.accept_trial(st, trial_step)
                 return t * moved
             t *= 0.5
         if gnorm * moved <= 4.0 * st.n_samples * DBL_EPSILON * f_scale:

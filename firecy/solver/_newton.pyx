@@ -41,6 +41,16 @@ NEWTON_MAX_KINK_STEPS = 8
 NEWTON_MAX_STEPS_SMOOTH = 10
 # majorize-minimize steps per factorisation when the local model is indefinite
 NEWTON_MM_STEPS = 50
+# a grouped (multinomial) Newton step that did not land is retried on the
+# same support only once the coordinate rounds have lowered F by this much
+# (relative) since the failed attempt, and after 1, 4, 16, ... declined calls
+# (the k-th retry waits NEWTON_RETRY_BACKOFF^(k-1) calls): see newton_step.
+# Measured (benchmarks/classification_speed_RESULTS.md): 3e-5 or more left
+# iris LightGBM fits at max_iter, 1e-6 took wine LightGBM's last path points
+# to another stationary point (1e-2 higher); without the backoff, wine
+# LightGBM retried hundreds of times per point (28.5 s CPU against 21.4 s)
+NEWTON_RETRY_DECREASE = 1e-5
+NEWTON_RETRY_BACKOFF = 4
 # the line search along a direction no tried step accepts: halvings to
 # bracket the minimum (t down to 2^-60), then golden-section steps in the
 # bracket (0.618^60: the kink located to ~1e-13 of the bracket)
@@ -82,14 +92,47 @@ def _cholesky(matrix):
     return None, False
 
 
+def _support_is(const double[::1] coef, const Py_ssize_t[::1] support):
+    """Whether the nonzeros of ``coef`` are exactly ``support`` (sorted), in
+    one pass without allocating: on wine with LightGBM the engine asks ~46,000
+    times per fit, and np.flatnonzero + np.array_equal cost ~3 s of 49 under
+    cProfile."""
+    cdef Py_ssize_t j, m = 0, S = support.shape[0]
+    for j in range(coef.shape[0]):
+        if coef[j] != 0.0:
+            if m >= S or support[m] != j:
+                return False
+            m += 1
+    return m == S
+
+
 def newton_step(engine):
     """Newton steps on the engine's current support; True if the last one
     landed (full step, no sign change). The engine's column gradients are
     left stale (only F is evaluated): the caller resyncs before reading them."""
-    support = np.flatnonzero(engine.coef)
+    grouped = engine.row_group > 1
+    # engine.newton_failed_on: (support, failed attempts on it, F after the
+    # last one, calls declined since), or None; reset by the engine at each
+    # path point and before its final step
     failed_on = engine.newton_failed_on
-    if failed_on is not None and np.array_equal(support, failed_on):
-        return False   # same support as a failed attempt: do not refactorise
+    failures = 0
+    if failed_on is not None:
+        failed_support, failures, f_failed, declined = failed_on
+        if not _support_is(engine.coef, failed_support):
+            failures = 0   # a new support: a new start
+        elif not (grouped
+                  and declined + 1 >= NEWTON_RETRY_BACKOFF ** (failures - 1)
+                  and f_failed - engine.objective_value()
+                  > NEWTON_RETRY_DECREASE * abs(f_failed)):
+            # same support as a failed attempt, and the state has not moved
+            # enough (or not for long enough) for the step to land now: do
+            # not refactorise. Never retrying made iris with LightGBM crawl in
+            # coordinate rounds where a retried step lands (10x the CPU, 22
+            # fits at max_iter); retrying at every call made wine with
+            # LightGBM refactorise ~1000 times per path point (see below)
+            engine.newton_failed_on = (failed_support, failures, f_failed, declined + 1)
+            return False
+    support = np.flatnonzero(engine.coef)
     exact = engine.exact_curvature
     moved = False
     status = "none"
@@ -107,31 +150,50 @@ def newton_step(engine):
                 break
         elif status == "none" or f_before - engine.objective_value() <= 1e-14 * abs(f_before):
             break
-    if not moved or (status != "full" and engine.row_group > 1):
-        # a grouped (multinomial) model whose step did not land is not
-        # retried on this support: on wine with LightGBM (MCP + fusion, a
-        # singular and indefinite support model) the line search stops at a
-        # kink of the penalty, then finds nothing, every working-set round,
-        # up to ~1000 rounds per path point and 90% of the fit's CPU time
-        # for a 1e-7 relative decrease; the coordinate rounds make the same
-        # decrease at a tenth of the cost
-        engine.newton_failed_on = support
+    if not moved or (status != "full" and grouped):
+        # a grouped (multinomial) step that did not land: on wine with
+        # LightGBM (MCP + fusion, a singular and indefinite support model)
+        # the line search stops at a kink of the penalty, then finds nothing,
+        # every working-set round, up to ~1000 rounds per path point and 90%
+        # of the fit's CPU time for a 1e-7 relative decrease
+        engine.newton_failed_on = (support, failures + 1, engine.objective_value(), 0)
     else:
         engine.newton_failed_on = None
     return status == "full"
 
 
+class _Columns:
+    """The columns ``support`` of the design in CSC layout (``indptr``,
+    ``indices``, ``data``, ``shape``), without scipy.sparse: building a
+    csc_matrix and its transpose for every Newton model was 5,000
+    constructions and ~20% of an iris GradientBoosting fit's CPU time
+    (profiled), for arrays that are only read here."""
+
+    __slots__ = ("indptr", "indices", "data", "shape", "col")
+
+    def __init__(self, design, support):
+        col_ptr = design.col_ptr
+        starts, counts = col_ptr[support], np.diff(col_ptr)[support]
+        self.indptr = np.zeros(support.size + 1, dtype=np.intp)
+        np.cumsum(counts, out=self.indptr[1:])
+        offsets = np.repeat(starts - self.indptr[:-1], counts)
+        entry = offsets + np.arange(self.indptr[-1])
+        self.indices = design.col_rows[entry]
+        self.data = (np.repeat(design.leaf_values[support], counts) if design.is_tree
+                     else design.col_vals[entry])
+        self.shape = (design.n_samples, support.size)
+        # each entry's column, for the column sums below
+        self.col = np.repeat(np.arange(support.size), counts)
+
+    def rmatvec(self, v):
+        """``M_S^T v`` (entries summed in column order, as a CSC product)."""
+        return np.bincount(self.col, weights=self.data * v[self.indices],
+                           minlength=self.shape[1])
+
+
 def _columns(design, support):
-    """The columns ``support`` of the design as a CSC matrix."""
-    col_ptr = design.col_ptr
-    starts, counts = col_ptr[support], np.diff(col_ptr)[support]
-    offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-    entry = offsets + np.arange(counts.sum())
-    rows = design.col_rows[entry]
-    vals = (np.repeat(design.leaf_values[support], counts) if design.is_tree
-            else design.col_vals[entry])
-    return sp.csc_matrix((vals, rows, np.r_[0, np.cumsum(counts)]),
-                         shape=(design.n_samples, support.size))
+    """The columns ``support`` of the design (:class:`_Columns`)."""
+    return _Columns(design, support)
 
 
 # the grouped (multinomial) model works on the support's columns as a dense
@@ -165,7 +227,7 @@ def _grouped_rows_model(engine, M_S, groups, n_groups, column_group, d, out, wit
     W = K * engine.sample_weight[::K]
     n, S = P.shape[0], M_S.shape[1]
     counts = np.diff(M_S.indptr)
-    col = np.repeat(np.arange(S), counts)
+    col = M_S.col
     sample = M_S.indices // K
     cls = np.zeros(S, dtype=np.intp)
     cls[counts > 0] = M_S.indices[M_S.indptr[:-1][counts > 0]] % K
@@ -226,11 +288,11 @@ def _support_model(engine, with_hessian=True):
     n_groups = pen_grad.shape[0]
     M_S = _columns(engine.design, support)
     d, h = engine.row_derivatives()
-    grad = np.bincount(groups, weights=M_S.T @ d, minlength=n_groups)
+    grad = np.bincount(groups, weights=M_S.rmatvec(d), minlength=n_groups)
     out = {"column_group": column_group, "pen_hess": pen_hess, "hess": None,
            "g_b": 0.0, "h_bb": 0.0, "h_wb": None, "vector_b": False}
     if engine.fit_intercept:
-        h_wb = M_S.T @ h
+        h_wb = M_S.rmatvec(h)
         h_wb_g = np.bincount(groups, weights=h_wb, minlength=n_groups)
         out.update(g_b=float(d.sum()), h_bb=float(h.sum()), h_wb=h_wb)
         if out["h_bb"] > 0:
