@@ -175,9 +175,15 @@ def _spy_subprocess(env, *args):
     import subprocess
     import sys
 
+    import firecy
+
     env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    # run from the directory that holds the firecy under test: `python -c`
+    # puts its working directory first on sys.path, and from the repository
+    # root that is the source tree, not the installed package
+    here = os.path.dirname(os.path.dirname(os.path.abspath(firecy.__file__)))
     out = subprocess.run([sys.executable, "-c", _SPY, *args], capture_output=True, text=True,
-                         env=env, timeout=120)
+                         env=env, timeout=120, cwd=here)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
