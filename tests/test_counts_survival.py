@@ -165,15 +165,21 @@ def _kkt(prob, pen, res):
     return prob.kkt_residual(pen, res.coef, g)
 
 
-@pytest.mark.parametrize("kind", ["poisson", "cox"])
-def test_mcp_solution_is_stationary(kind):
+def _unit_weight_problem(kind):
+    """The Poisson or Cox problem on the test design, unit weights, no offset."""
     if kind == "poisson":
         _, design, y, _ = _poisson_data()
         loss = PoissonLoss(y, np.ones(len(y)))
     else:
         _, design, event, time, _ = _cox_data()
         loss = CoxLoss(event, time, np.ones(len(time)))
-    prob = IRLSProblem(design, loss, np.zeros(design.n_samples))
+    return IRLSProblem(design, loss, np.zeros(design.n_samples))
+
+
+@pytest.mark.parametrize("kind", ["poisson", "cox"])
+def test_mcp_solution_is_stationary(kind):
+    prob = _unit_weight_problem(kind)
+    loss = prob.loss
     lam = 0.1 * prob.lambda_max(L1())
     pen = MCP(lam, 3.0)
     res = irls_solve(prob, pen, tol=1e-9, max_iter=2000)
@@ -235,13 +241,8 @@ def test_refined_path_fills_the_jumps_with_stationary_points(kind):
     # MCP at gamma 1.1 jumps by several rules between grid points; the
     # refined path keeps the grid points exactly and inserts stationary
     # points (KKT residual by the penalty's subdifferential) in between
-    if kind == "poisson":
-        _, design, y, _ = _poisson_data()
-        loss = PoissonLoss(y, np.ones(len(y)))
-    else:
-        _, design, event, time, _ = _cox_data()
-        loss = CoxLoss(event, time, np.ones(len(time)))
-    prob = IRLSProblem(design, loss, np.zeros(design.n_samples))
+    prob = _unit_weight_problem(kind)
+    loss = prob.loss
     pen = MCP(1.0, 1.1)
     plain = irls_path(prob, pen, n_lambdas=12, max_rules=12, tol=1e-8)
     jumps = np.diff(plain.n_rules)
