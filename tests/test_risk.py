@@ -195,6 +195,9 @@ def test_the_bound_holds_on_the_training_rows_of_every_dataset(mixed_depth):
     card_loss = log_loss(y, expit(score / card.scale))
     assert card.within_bound_
     assert card_loss <= (1 + card.max_loss_increase) * model_loss * (1 + 1e-12)
+    # the floor (default 0): the card does not fit these rows better than the model
+    assert card.max_loss_decrease == 0.0
+    assert card_loss >= model_loss * (1 - 1e-12)
     assert card.log_loss_ == pytest.approx(card_loss, rel=1e-9)
     # single conditions and pairs only
     assert all(text.count(" and ") <= 1 for text in card.rules)
@@ -266,6 +269,51 @@ def test_local_moves_end_at_a_local_minimum_and_best_scale_is_exact():
                 q0 += d
             _, other = best_scale(A @ q + q0, ys, s, beta0=beta)
             assert other >= loss - 1e-6
+
+
+def test_local_moves_stop_at_the_floor():
+    """With a floor between the start's loss and the unconstrained local
+    minimum's, the moves lower the loss but end at or above the floor, and no
+    single move at the final scale lands inside [floor, loss)."""
+    from firecy.risk._rounding import _loss, best_scale, local_moves
+
+    rng = np.random.default_rng(5)
+    A = (rng.random((400, 5)) < 0.4).astype(float)
+    y = (A @ [2.0, -1.5, 1.0, 2.5, -0.5] - 1 + rng.logistic(size=400) > 0).astype(float)
+    ys, s = 2 * y - 1, np.ones(400)
+    start = np.zeros(5)
+    beta0, first = best_scale(A @ start, ys, s)  # all scores 0: log 2
+    free = local_moves(A, ys, s, start, 0.0, beta0, max_points=4)[3]
+    floor = free + 0.1 * (first - free)
+    assert free < floor < first
+    pts, p0, beta, loss = local_moves(A, ys, s, start, 0.0, beta0, max_points=4, floor=floor)
+    S = A @ pts + p0
+    assert loss == pytest.approx(_log_loss(y, beta * S), rel=1e-12)
+    assert floor <= loss < first
+    for j in range(6):
+        for d in (-1, 1):
+            q, q0 = pts.copy(), p0
+            if j < 5:
+                q[j] += d
+                if abs(q[j]) > 4:
+                    continue
+            else:
+                q0 += d
+            other = _loss(ys, beta * (A @ q + q0), s, s.sum())
+            assert not (floor <= other < loss - 1e-12)
+
+
+def test_the_floor_is_kept_or_lifted(fitted):
+    fire, X, y = fitted
+    free = risk_card(fire, X, y, max_loss_decrease=None)
+    assert free.max_loss_decrease is None
+    for dec in (0.0, 0.05):
+        card = risk_card(fire, X, y, max_loss_decrease=dec)
+        assert card.log_loss_ >= (1 - dec) * card.model_log_loss_ * (1 - 1e-12)
+        assert card.within_bound_
+    for bad in (-0.1, 1.5, "x"):
+        with pytest.raises((ValueError, TypeError), match="max_loss_decrease"):
+            risk_card(fire, X, y, max_loss_decrease=bad)
 
 
 def test_prefer_and_its_validation(fitted):

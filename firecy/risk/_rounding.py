@@ -77,12 +77,15 @@ def best_scale(score, ys, s, beta0=1.0, iters=30):
     return beta, loss
 
 
-def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200):
+def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200, floor=None):
     """Greedy moves of one point on one rule (or the start) that lower the loss.
 
     Each round tries every move ``p_j +- 1`` (within ``[-max_points,
     max_points]``) and ``p_0 +- 1`` at the current scale, applies the best
     one if it lowers the log-loss, and refits the scale (:func:`best_scale`).
+    ``floor``: moves whose loss (at the current scale, or after the refit)
+    would fall below it are not taken, and the moves stop when only such
+    moves lower the loss; ``None``: no floor.
 
     Returns
     -------
@@ -104,21 +107,27 @@ def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200):
         cand = score[:, None] + D                       # (n, 2k + 2)
         losses = -(s @ log_expit(ys[:, None] * beta * cand)) / total
         losses[~allowed] = np.inf
+        if floor is not None:
+            losses[losses < floor] = np.inf
         m = int(np.argmin(losses))
         if not losses[m] < loss - 1e-12:
             break
+        nscore = cand[:, m].copy()
+        nbeta, nloss = best_scale(nscore, ys, s, beta0=beta)
+        if floor is not None and nloss < floor:
+            break  # the refitted scale would take it below the floor: stop here
         if m < k:
             points[m] += 1
         elif m < 2 * k:
             points[m - k] -= 1
         else:
             p0 += 1 if m == 2 * k else -1
-        score = cand[:, m].copy()
-        beta, loss = best_scale(score, ys, s, beta0=beta)
+        score, beta, loss = nscore, nbeta, nloss
     return points, p0, beta, loss
 
 
-def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, saturate=3):
+def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, saturate=3,
+                 floor=None):
     """Integer points for contributions ``c`` (and the constant ``c0``).
 
     Every scale ``alpha`` of a grid on which the largest point stays within
@@ -131,7 +140,8 @@ def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, sat
     longer rounds every other rule to one point or none (a rule model at its
     rule budget, ``selection="budget"``, often has one); the ``n_polish``
     best of these saturated roundings are polished too.  ``saturate=1``:
-    the unclipped grid alone.
+    the unclipped grid alone.  ``floor``: the local moves' (see
+    :func:`local_moves`).
 
     Returns
     -------
@@ -168,6 +178,6 @@ def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, sat
                 continue
             done.add(key)
             beta, _ = best_scale(A @ pts + p0, ys, s, beta0=1.0 / alpha)
-            q, q0, beta, l3 = local_moves(A, ys, s, pts, p0, beta, max_points)
+            q, q0, beta, l3 = local_moves(A, ys, s, pts, p0, beta, max_points, floor=floor)
             polished.append((l3, q, float(q0), 1.0 / beta))
     return plain + clipped + polished
