@@ -317,3 +317,91 @@ def test_iris_lightgbm_default_fit_converges():
     assert 0 < fire.n_rules_ <= fire.max_rules
     # the rules keep the model's ranking of the held-out rows, near enough
     assert fire.score(X_te, y_te) >= model.score(X_te, y_te) - 0.1
+
+
+def _plain_line_minimum(value, f_old, bracket_steps, golden_steps):
+    """The Newton line search as specified, every value computed: the
+    minimum of F along the direction bracketed on t = 2^-k, then located by
+    golden-section search (0 when no bracketed step lowers F)."""
+    t_hi, f_hi = 1.0, value(1.0)
+    t, f_t = 0.5, value(0.5)
+    for _ in range(bracket_steps):
+        if f_t < f_old and f_t <= f_hi:
+            f_lo = value(0.5 * t)
+            if f_lo >= f_t:
+                break
+            t_hi, f_hi, t, f_t = t, f_t, 0.5 * t, f_lo
+        else:
+            t_hi, f_hi, t, f_t = t, f_t, 0.5 * t, value(0.5 * t)
+    else:
+        return 0.0
+    if not f_t < f_old:
+        return 0.0
+    a, b = 0.5 * t, t_hi
+    best_t, best_f = t, f_t
+    ratio = 0.5 * (5.0 ** 0.5 - 1.0)
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    f_c, f_d = value(c), value(d)
+    for _ in range(golden_steps):
+        if f_c <= f_d:
+            b, d, f_d = d, c, f_c
+            c = b - ratio * (b - a)
+            f_c = value(c)
+        else:
+            a, c, f_c = c, d, f_d
+            d = a + ratio * (b - a)
+            f_d = value(d)
+        for tt, ff in ((c, f_c), (d, f_d)):
+            if ff < best_f:
+                best_t, best_f = tt, ff
+    return best_t
+
+
+@pytest.mark.parametrize("penalty", [L1(), L1Fusion(fusion=0.5)], ids=["l1", "l1_fusion"])
+def test_newton_line_search_shortcuts_keep_its_step(problem, monkeypatch, penalty):
+    """The Newton line search reuses the values of the halved steps its
+    caller tried and stops halving once the step no longer moves a weight
+    (issue 23: most of a 3-class fit's line searches found nothing after ~60
+    state rebuilds). Along a multinomial path, every search must return the
+    step of the search without those shortcuts, with fewer evaluations."""
+    import firecy.solver._newton as newton
+
+    design, M, block_class, y, s = problem
+    searches = []
+    real = newton._line_minimum
+    value_at = newton._value_at
+
+    def spy(engine, model, support, w_old, b_old, direction, f_old, known=None):
+        counted = [0]
+
+        def value(t):
+            counted[0] += 1
+            return value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+
+        expected = _plain_line_minimum(value, f_old, newton.LINE_BRACKET_STEPS,
+                                       newton.LINE_GOLDEN_STEPS)
+        plain_evaluations = counted[0]
+        calls = [0]
+
+        def counting_value_at(*args):
+            calls[0] += 1
+            return value_at(*args)
+
+        monkeypatch.setattr(newton, "_value_at", counting_value_at)
+        try:
+            got = real(engine, model, support, w_old, b_old, direction, f_old,
+                       *([] if known is None else [known]))
+        finally:
+            monkeypatch.setattr(newton, "_value_at", value_at)
+        searches.append((expected, got, plain_evaluations, calls[0]))
+        return got
+
+    monkeypatch.setattr(newton, "_line_minimum", spy)
+    target = pack_target(y, np.zeros((len(y), K)))
+    engine_path.multinomial_path(design, target, penalty, block_class=block_class,
+                                 n_classes=K, sample_weight=s, n_lambdas=15, tol=1e-6)
+    assert len(searches) >= 5
+    expected, got, plain, used = map(np.array, zip(*searches))
+    np.testing.assert_array_equal(got, expected)
+    assert np.any(got == 0.0) and np.any(got > 0.0)
+    assert np.all(used <= plain) and used.sum() < plain.sum()

@@ -134,6 +134,12 @@ cdef class GreedyBlockCD:
     cdef public object newton_failed_on
     cdef public int verbose
     cdef public Py_ssize_t n_anderson_tried, n_anderson_accepted
+    # work counters (diagnostics, never reset by a solve: benchmarks read
+    # differences): full column-gradient passes, datafit state rebuilds
+    # (M w and every row's derivative), coordinate moves (a column's rows
+    # shifted), working-set epochs, and block updates that read gradients
+    cdef public Py_ssize_t n_full_gradients, n_state_rebuilds, n_column_moves
+    cdef public Py_ssize_t n_ws_epochs, n_ws_block_updates
     # active-set Newton solver (separable penalties with a weighted-L1 local
     # model): the solver, its weights lam_j, the model's row weights, a copy
     # of the weights it works on and one to restore
@@ -384,6 +390,7 @@ cdef class GreedyBlockCD:
         """Record dr += M[:, j] * delta on the rows of column j (greedy)."""
         cdef Py_ssize_t k, i
         cdef Column col
+        self.n_column_moves += 1
         self.column(j, &col)
         if col.values == NULL:
             delta *= col.value
@@ -451,6 +458,7 @@ cdef class GreedyBlockCD:
         cdef Column col
         cdef double c = self.datafit.common_gradient(&self.st)
         cdef double g
+        self.n_full_gradients += 1
         for j in range(self.R):
             self.column(j, &col)
             g = self.datafit.column_gradient(&self.st, &col)
@@ -496,6 +504,7 @@ cdef class GreedyBlockCD:
         evaluates F at many points (the engine resyncs before it reads the
         gradients again)."""
         self.synced = False
+        self.n_state_rebuilds += 1
         self.linear_predictor()
         self.datafit.initialize(&self.st, &self.lin[0])
         self.pen_total = self.recompute_penalty()
@@ -717,6 +726,7 @@ cdef class GreedyBlockCD:
         cdef Column col
         self.synced = False
         self.sweep_cached = False
+        self.n_column_moves += 1
         self.column(j, &col)
         self.datafit.shift_column(&self.st, &col, value - self.w[j])
         self.w[j] = value
@@ -894,6 +904,8 @@ cdef class GreedyBlockCD:
             epoch_score = 0.0
             if self.check_majoriser:
                 before = self.objective()
+            self.n_ws_epochs += 1
+            self.n_ws_block_updates += self.n_ws
             for k in range(self.n_ws):
                 epoch_score = fmax(epoch_score, self.update_ws_block(k))
             self.check_no_rise(before)

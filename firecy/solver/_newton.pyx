@@ -434,12 +434,24 @@ def _try_step(engine, model, group_direction, f_old):
         first = w_old + step * direction
         first[np.flatnonzero(crossing)[ratios <= step * (1 + 1e-12)]] = 0.0
         candidates.append((first, "partial"))
+    # the halved steps are points t = 1/2, 1/4, 1/8 of the line search
+    # below (and the whole step its t = 1 when nothing crosses): their
+    # values are kept for it (the same point, so the same value; each is a
+    # full state rebuild, and on 3-class iris most line searches find
+    # nothing after ~60 of them)
+    steps = [None] * len(candidates) + [0.5 ** h for h in range(1, 4)]
+    if not np.any(crossing):
+        steps[0] = 1.0
     candidates += [(w_old + 0.5 ** h * direction, "partial") for h in range(1, 4)]
-    for cand, status in candidates:
-        if _value_at(engine, model, support, w_old, b_old, cand) < f_old:
+    known = {}
+    for (cand, status), t in zip(candidates, steps):
+        f_cand = _value_at(engine, model, support, w_old, b_old, cand)
+        if f_cand < f_old:
             engine.record_point()
             return status
-    t = _line_minimum(engine, model, support, w_old, b_old, direction, f_old)
+        if t is not None:
+            known[t] = f_cand
+    t = _line_minimum(engine, model, support, w_old, b_old, direction, f_old, known)
     if t > 0.0:
         _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
         engine.record_point()
@@ -471,7 +483,7 @@ def _value_at(engine, model, support, w_old, b_old, cand):
     return engine.refresh_value()
 
 
-def _line_minimum(engine, model, support, w_old, b_old, direction, f_old):
+def _line_minimum(engine, model, support, w_old, b_old, direction, f_old, known=None):
     """The step t in (0, 1] minimising F along ``direction``, 0 if none lowers F.
 
     Needed when the support's Hessian is singular: two trees with leaves
@@ -484,7 +496,15 @@ def _line_minimum(engine, model, support, w_old, b_old, direction, f_old):
     move limited by its own curvature). The minimum is bracketed on
     t = 2^-k, then located by golden-section search.
     """
-    value = lambda t: _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+    known = {} if known is None else known
+
+    def value(t):
+        # F at step t: kept from the caller's candidates when it tried t
+        # (the engine's state is left wherever; the caller sets it after)
+        f = known.get(t)
+        if f is None:
+            f = _value_at(engine, model, support, w_old, b_old, w_old + t * direction)
+        return f
     t_hi, f_hi = 1.0, value(1.0)
     t, f_t = 0.5, value(0.5)
     for _ in range(LINE_BRACKET_STEPS):
@@ -496,6 +516,14 @@ def _line_minimum(engine, model, support, w_old, b_old, direction, f_old):
             t_hi, f_hi, t, f_t = t, f_t, t_lo, f_lo
         else:
             t_hi, f_hi, t, f_t = t, f_t, 0.5 * t, value(0.5 * t)
+            if not f_t < f_old and np.array_equal(w_old + t * direction, w_old):
+                # t d is below half an ulp of every weight: so is every
+                # smaller step (rounding is monotone), each is the point w_old
+                # with the same intercepts, F the same f_t >= f_old, and the
+                # halvings left would all land here and return 0. (On 3-class
+                # iris a Newton polish ends in ~60 such halvings of a tiny
+                # step, each a full state rebuild.)
+                return 0.0
     else:
         return 0.0
     if not f_t < f_old:
