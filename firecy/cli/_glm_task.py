@@ -21,7 +21,7 @@ GLM_COLUMNS = {
 def check_task_options(args):
     """The message of a usage error in the task's options (None: they fit):
     ``--target`` for every task but survival, ``--time`` and ``--event`` for
-    survival only, ``--exposure`` for poisson only."""
+    survival only, ``--exposure`` for poisson only, ``--ties`` for survival only."""
     task = getattr(args, "task", "auto")
     if task == "survival":
         if args.target is not None:
@@ -36,6 +36,8 @@ def check_task_options(args):
             return "--time and --event are for --task survival"
     if args.exposure is not None and task != "poisson":
         return "--exposure is for --task poisson"
+    if getattr(args, "ties", None) is not None and task != "survival":
+        return "--ties is for --task survival"
     return None
 
 
@@ -171,6 +173,8 @@ def run_glm_job(X, y, args, *, label):
         # the regressor's parameters, on the task's estimator class
         params = _make_fire(estimator, args, penalty, fusion).get_params(deep=False)
         est = glm_estimator(args.task)(**params)
+        if args.task == "survival" and getattr(args, "ties", None) is not None:
+            est.set_params(ties=args.ties)
         bar = Progress(desc, not quiet)
         try:
             glm_fit(est, X_tr, y_tr, args.task, bar)

@@ -195,6 +195,10 @@ def build_parser():
     ext.add_argument("--event", metavar="COLUMN",
                      help="with --task survival: the column of event indicators (1 or "
                           "true: the event happened at that time; 0 or false: censored)")
+    ext.add_argument("--ties", choices=["breslow", "efron"], default=None,
+                     help="with --task survival: tied event times in the Cox partial "
+                          "likelihood (default breslow; efron is closer to the exact "
+                          "likelihood when many events share a time)")
     ext.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
                      help="tree ensemble to fit (default rf: random forest)")
     ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",

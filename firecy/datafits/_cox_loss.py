@@ -6,7 +6,15 @@ loop: value, gradient and the Hessian diagonal in the raw prediction ``eta``
     R_i = sum_{k : t_k >= t_i} s_k exp(eta_k)
 
 with event indicators ``d``, times ``t`` and sample weights ``s``. Tied times
-share one risk set (Breslow). With unit weights this is skglm's ``Cox``
+share one risk set (Breslow). Efron's approximation (``ties="efron"``) takes
+the ``m_g`` events tied at time ``t_g`` out of the risk set in equal parts:
+
+    f(eta) = 1 / sum(s) * (sum_g wbar_g sum_{r=0}^{m_g - 1} log(R_g - r / m_g E_g)
+                           - sum_i s_i d_i eta_i),
+    E_g = sum_{i event at t_g} s_i exp(eta_i),  wbar_g = (sum_{i event at t_g} s_i) / m_g
+
+(the tied events' weights averaged, as R's ``coxph``); without tied events
+it is Breslow's. With unit weights this is skglm's ``Cox``
 datafit and glmnet's ``family="cox"`` objective. The loss does not change when
 a constant is added to ``eta``: there is no intercept.
 
@@ -66,11 +74,16 @@ class CoxLoss:
     ----------
     event, time : ndarray of shape (n_samples,)
     sample_weight : ndarray of shape (n_samples,)
+    ties : {"breslow", "efron"}, default="breslow"
+        How tied event times are handled (module docstring).
     """
 
     has_intercept = False
 
-    def __init__(self, event, time, sample_weight):
+    def __init__(self, event, time, sample_weight, ties="breslow"):
+        if ties not in ("breslow", "efron"):
+            raise ValueError(f"ties must be 'breslow' or 'efron', got {ties!r}")
+        self.ties = ties
         s = np.asarray(sample_weight, dtype=np.float64)
         self.event = np.asarray(event, dtype=np.float64)
         self.time = np.asarray(time, dtype=np.float64)
@@ -85,6 +98,31 @@ class CoxLoss:
         sd = (self.s * self.event)[self.order]
         # D_g: the weighted events at each distinct time
         self.D = np.bincount(self.group, weights=sd, minlength=self.first.size)
+        if ties == "efron":
+            self._efron_setup()
+
+    def _efron_setup(self):
+        # one term per event: (its time group, r / m_g for r = 0 .. m_g - 1)
+        ev = ((self.event > 0) & (self.s > 0))[self.order]
+        self.ev_sorted = ev.astype(np.float64)
+        m = np.bincount(self.group[ev], minlength=self.first.size)
+        self.t_group = np.repeat(np.arange(m.size), m)
+        start = np.cumsum(m) - m
+        r = np.arange(self.t_group.size) - start[self.t_group]
+        self.t_frac = r / m[self.t_group]
+        self.t_wbar = (self.D[m > 0] / m[m > 0])[np.searchsorted(
+            np.flatnonzero(m > 0), self.t_group)]
+
+    def _efron_terms(self, eta):
+        """``se`` (sorted), the Efron denominators ``R_g - r/m_g E_g`` (times
+        ``exp(-m)``) of every event term, and ``m``."""
+        se, R, m = self._sums(eta)
+        E = np.bincount(self.group, weights=se * self.ev_sorted, minlength=R.size)
+        den = R[self.t_group] - self.t_frac * E[self.t_group]
+        return se, den, m
+
+    def _efron_sums(self, values):
+        return np.bincount(self.t_group, weights=values, minlength=self.first.size)
 
     def _sums(self, eta):
         """``s exp(eta - m)`` (sorted), the risk-set sums ``R_g exp(-m)`` and ``m``."""
@@ -97,6 +135,9 @@ class CoxLoss:
         """The datafit ``f(eta)``."""
         if not np.all(np.isfinite(eta)):
             return np.inf
+        if self.ties == "efron":
+            _, den, m = self._efron_terms(eta)
+            return float(self.t_wbar @ (np.log(den) + m) - (self.s * self.event) @ eta)
         _, R, m = self._sums(eta)
         ok = self.D > 0
         return float(self.D[ok] @ (np.log(R[ok]) + m) - (self.s * self.event) @ eta)
@@ -111,7 +152,16 @@ class CoxLoss:
 
     def gradient(self, eta):
         """``df / deta_k = s_k exp(eta_k) sum_{g: t_g <= t_k} D_g / R_g - s_k d_k``
-        (normalised by ``sum(s)``)."""
+        (normalised by ``sum(s)``); Efron: module docstring, differentiated."""
+        if self.ties == "efron":
+            se, den, _ = self._efron_terms(eta)
+            q = self.t_wbar / den
+            A1, A2 = self._efron_sums(q), self._efron_sums(q * self.t_frac)
+            # the row is in the risk sets of every earlier time; if it is an
+            # event, it leaves its own time's set in parts r / m_g
+            g = np.empty_like(eta)
+            g[self.order] = se * (np.cumsum(A1)[self.group] - self.ev_sorted * A2[self.group])
+            return g - self.s * self.event
         se, A = self._cumulated(eta, 1)
         g = np.empty_like(eta)
         g[self.order] = se * A
@@ -119,7 +169,21 @@ class CoxLoss:
 
     def hessian(self, eta):
         """The diagonal of the Hessian,
-        ``s_k e_k A_k - (s_k e_k)^2 sum_{g: t_g <= t_k} D_g / R_g^2``."""
+        ``s_k e_k A_k - (s_k e_k)^2 sum_{g: t_g <= t_k} D_g / R_g^2`` (Breslow;
+        Efron: each term with the event's own share ``1 - r / m_g``)."""
+        if self.ties == "efron":
+            se, den, _ = self._efron_terms(eta)
+            q, q2, f = self.t_wbar / den, self.t_wbar / den ** 2, self.t_frac
+            A1, A2 = self._efron_sums(q), self._efron_sums(q * f)
+            B1, B2, B3 = (self._efron_sums(q2), self._efron_sums(q2 * f),
+                          self._efron_sums(q2 * f * f))
+            d, grp = self.ev_sorted, self.group
+            h = np.empty_like(eta)
+            # an event row's own time contributes (1 - f)^2 / den^2, not 1 / den^2
+            h[self.order] = np.maximum(
+                se * (np.cumsum(A1)[grp] - d * A2[grp])
+                - se * se * (np.cumsum(B1)[grp] - d * (2.0 * B2[grp] - B3[grp])), 0.0)
+            return h
         se, A = self._cumulated(eta, 1)
         _, B = self._cumulated(eta, 2)
         h = np.empty_like(eta)
@@ -127,11 +191,12 @@ class CoxLoss:
         return h
 
 
-def cox_deviance(event, time, eta, sample_weight=None):
-    """The Cox partial likelihood (Breslow, mean over the weights) of ``eta``
-    on these rows: the validation loss of the survival estimator."""
+def cox_deviance(event, time, eta, sample_weight=None, ties="breslow"):
+    """The Cox partial likelihood (Breslow or Efron ties, mean over the
+    weights) of ``eta`` on these rows: the validation loss of the survival
+    estimator."""
     s = np.ones(len(time)) if sample_weight is None else np.asarray(sample_weight, float)
     event = np.asarray(event, dtype=np.float64)
     if not np.any((event > 0) & (s > 0)):
         return 0.0
-    return CoxLoss(event, time, s).value(np.asarray(eta, dtype=np.float64))
+    return CoxLoss(event, time, s, ties).value(np.asarray(eta, dtype=np.float64))

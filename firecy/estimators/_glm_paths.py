@@ -73,11 +73,14 @@ class PoissonPaths(_IRLSPaths):
 
 
 class CoxPaths(_IRLSPaths):
-    """Paths of the Cox partial likelihood; packed target ``[event, time, offset]``."""
+    """Paths of the Cox partial likelihood; packed target ``[event, time, offset]``;
+    ``ties``: "breslow" or "efron" (:class:`~firecy.datafits._cox_loss.CoxLoss`)."""
 
-    @staticmethod
-    def loss(y, s):
-        return CoxLoss(y[:, 0], y[:, 1], s), y[:, 2]
+    def __init__(self, ties="breslow"):
+        self.ties = ties
+
+    def loss(self, y, s):
+        return CoxLoss(y[:, 0], y[:, 1], s, self.ties), y[:, 2]
 
 
 def poisson_validation_loss(y, pred, sample_weight):
@@ -87,10 +90,11 @@ def poisson_validation_loss(y, pred, sample_weight):
                      for k in range(pred.shape[1])])
 
 
-def cox_validation_loss(y, pred, sample_weight):
-    """The Cox partial likelihood (Breslow) of each column of ``pred`` on
-    the validation rows: their own risk sets, as glmnet's ``type.measure =
-    "deviance"`` for ``family = "cox"`` does in its ungrouped form."""
+def cox_validation_loss(y, pred, sample_weight, ties="breslow"):
+    """The Cox partial likelihood (Breslow or Efron ties) of each column of
+    ``pred`` on the validation rows: their own risk sets, as glmnet's
+    ``type.measure = "deviance"`` for ``family = "cox"`` does in its
+    ungrouped form."""
     w = sample_weight if sample_weight.sum() > 0 else np.ones_like(sample_weight)
-    return np.array([cox_deviance(y[:, 0], y[:, 1], pred[:, k], w)
+    return np.array([cox_deviance(y[:, 0], y[:, 1], pred[:, k], w, ties)
                      for k in range(pred.shape[1])])

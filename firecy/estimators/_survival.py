@@ -1,4 +1,6 @@
 """Rule extraction for survival times: :class:`FIRESurvivalRegressor`."""
+from functools import partial
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -33,7 +35,7 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
 
     The rules, penalties, rule budget and selection are those of
     :class:`FIRERegressor` (every parameter means the same); the loss is the
-    Cox partial likelihood with Breslow's ties:
+    Cox partial likelihood with Breslow's ties (Efron's with ``ties="efron"``):
 
     .. math::
 
@@ -67,7 +69,13 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
         other regressor on the martingale residuals of the null Cox model.
         None: ``RandomForestRegressor(n_estimators=500, max_depth=3)`` on those
         residuals.
-{shared}
+{shared}    ties : {"breslow", "efron"}, default="breslow"
+        Tied event times in the partial likelihood (the fit and the inner-CV
+        loss): Breslow's approximation (glmnet's, skglm's default), or
+        Efron's (scikit-survival's ``CoxPHSurvivalAnalysis`` default, R's
+        ``coxph``; ``docs/datafits.rst``), closer to the exact likelihood when
+        many events share a time. Without tied event times they are equal.
+
     Attributes
     ----------
     coef_, n_rules_, lambda_, rules_, path_, ...
@@ -89,9 +97,48 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
     (True, True)
     """
 
-    _validation_loss = staticmethod(cox_validation_loss)
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        penalty="mcp",
+        lam=None,
+        lambdas=None,
+        gamma=1.1,
+        fusion=0.5,
+        group_l0=0.0,
+        max_rules=14,
+        rule_depth="auto",
+        n_lambdas=50,
+        eps=1e-3,
+        selection="cv",
+        validation_fraction=0.2,
+        cv=5,
+        refine_path=True,
+        one_se=False,
+        fit_intercept=True,
+        tol=1e-6,
+        max_iter=None,
+        n_jobs=None,
+        random_state=None,
+        ties="breslow",
+    ):
+        super().__init__(
+            estimator, penalty=penalty, lam=lam, lambdas=lambdas, gamma=gamma, fusion=fusion,
+            group_l0=group_l0, max_rules=max_rules, rule_depth=rule_depth,
+            n_lambdas=n_lambdas, eps=eps, selection=selection,
+            validation_fraction=validation_fraction, cv=cv, refine_path=refine_path,
+            one_se=one_se, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
+            n_jobs=n_jobs, random_state=random_state)
+        self.ties = ties
+
+    @property
+    def _validation_loss(self):
+        return partial(cox_validation_loss, ties=self.ties)
 
     def _validate_fit_data(self, X, y):
+        if self.ties not in ("breslow", "efron"):
+            raise ValueError(f"ties must be 'breslow' or 'efron', got {self.ties!r}")
         event, time = check_survival_target(y)
         self._fit_survival = np.column_stack([event, time])
         try:
@@ -106,7 +153,7 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
         return np.column_stack([y, baseline])
 
     def _path_fitter(self):
-        return CoxPaths()
+        return CoxPaths(self.ties)
 
     def _fit_model(self, X, y, sample_weight, weighted):
         event, time = y[:, 0], y[:, 1]
