@@ -236,6 +236,18 @@ def test_forest_leaf_ids_are_the_librarys_apply(cls, n_jobs):
         ens.apply(X_new)
 
 
+def test_forest_walk_threads_under_a_process_backend():
+    # the walk's tasks write into one array: under an active process backend
+    # (loky) they must still be threads (found by a failing fit under loky)
+    from joblib import parallel_backend
+
+    X, y = make_data("regression")
+    model = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    with parallel_backend("loky", n_jobs=2):
+        np.testing.assert_array_equal(ens.apply(X), model.apply(X))
+
+
 def test_forest_walk_refuses_malformed_trees():
     from firecy.ensembles._layout import route_tree_float32
 

@@ -77,8 +77,9 @@ def route_forest(estimators, X32, n_jobs=None):
 
     if n_chunks == 1:
         run(0, len(trees))
-    else:  # the walk releases the GIL
-        Parallel(n_jobs=n_chunks, prefer="threads")(
+    else:  # the walk releases the GIL; threads even under a process
+        # backend (loky, Dask): the tasks write into one shared ``out``
+        Parallel(n_jobs=n_chunks, require="sharedmem")(
             delayed(run)(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
     return out
 
