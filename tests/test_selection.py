@@ -93,6 +93,48 @@ def test_refined_lasso_path_reaches_every_count(designs, which):
             assert np.count_nonzero(np.abs(lasso.coef_) > 1e-9) == path.n_rules[j]
 
 
+@pytest.mark.parametrize("penalty", [MCP(1.0, gamma=1.1), MCPFusion(1.0, 1.1, 0.5), L1(1.0)],
+                         ids=["mcp", "mcp_fusion", "l1"])
+@pytest.mark.parametrize("max_inserted", [MAX_INSERTED, 5])
+def test_threaded_refinement_is_the_serial_one(designs, penalty, max_inserted, monkeypatch):
+    # the jumps are bisected on clones of the problem in two threads (where
+    # a clone solves bitwise as the problem does); the reference is the
+    # serial refinement (one problem, jumps in order),
+    # with a cap on the inserted points that stops it inside a jump too
+    from firecy.solver._path import _check_grid, _warm_path
+    from firecy.solver._problem import Problem, check_solver_params
+    from firecy.solver._refine import refine_jumps
+
+    clones = []
+    clone = Problem.clone
+    monkeypatch.setattr(Problem, "clone", lambda self: clones.append(1) or clone(self))
+    design, y = designs[1]
+    out, calls = [], []
+    for n_jobs in (1, 2):
+        problem = Problem(design, y, None, True)
+        max_updates = check_solver_params(1e-8, None, design.n_blocks)
+        lam_max = problem.lambda_max(penalty)
+        grid = _check_grid(None, 50, 1e-3, lam_max, "lambda")
+        plain = _warm_path(problem, penalty, "lam", grid, lam_max, MAX_RULES, 1e-8,
+                           max_updates, None, "working_set")
+        seen = []
+        out.append(refine_jumps(problem, penalty, plain, MAX_RULES, 1e-8, max_updates,
+                                n_jobs=n_jobs, max_inserted=max_inserted,
+                                progress=lambda k, m, r: seen.append((k, m, r.n_rules))))
+        calls.append(seen)
+    assert len(_remaining_jumps(plain, MAX_RULES)) >= 2
+    # L1 and MCP are solved by the active-set Newton solver, whose state a
+    # clone lacks: serial (bitwise only that way); MCP + fusion: threaded
+    assert clones == ([1] if isinstance(penalty, MCPFusion) else [])
+    serial, threaded = out
+    assert serial.inserted.sum() > 0 and (max_inserted > 5 or serial.inserted.sum() == 5)
+    for name in ("lambdas", "coefs", "intercepts", "objectives", "n_rules", "n_iter",
+                 "converged", "inserted", "warm_starts", "skipped_counts"):
+        np.testing.assert_array_equal(getattr(threaded, name), getattr(serial, name),
+                                      err_msg=name)
+    assert calls[0] == calls[1]
+
+
 def test_refinement_without_budget_and_without_jumps(designs):
     design, y = designs[0]
     # no budget: every jump is refined, within the cap on inserted points

@@ -24,6 +24,7 @@ table.  How a task fits a path on it and predicts with it is the
 classifier passes its own.  ``docs/selection.rst`` explains the choices and
 their measurements.
 """
+import contextlib
 import os
 import warnings
 from dataclasses import dataclass, field, fields
@@ -215,17 +216,22 @@ class SquaredLossPaths:
 
 def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty,
                    lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter,
-                   progress=None, refine_path=False, fitter=None):
+                   progress=None, refine_path=False, fitter=None, n_jobs=None):
     """Stage 1: the path on all training rows (``lambdas=None``: default grid),
-    refined where the rule count jumps if ``refine_path``."""
+    refined where the rule count jumps if ``refine_path``.
+
+    ``n_jobs``: threads for the refinement's independent bisections (the
+    ``joblib.parallel_config`` the fitter runs in; None leaves the context
+    as it is)."""
     design = BlockDesign.from_leaf_table(leaf_table, leaf_values, block_ptr)
     fitter = SquaredLossPaths() if fitter is None else fitter
-    return fitter.path(
-        design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
-        n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
-        fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
-        refine_path=refine_path,
-    )
+    with contextlib.nullcontext() if n_jobs is None else joblib.parallel_config(n_jobs=n_jobs):
+        return fitter.path(
+            design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
+            n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
+            fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
+            refine_path=refine_path,
+        )
 
 
 def weighted_squared_error(y, pred, sample_weight):
@@ -328,13 +334,17 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     # a fixed lam: the path is the given warm path down to lam, whole and
     # unrefined, and its model is its last point
     fixed = lam is not None
+    # one grid point: its path runs alone, and its refinement may thread
+    # over the jumps (bitwise the serial path) on the cores the folds will
+    # use; several: the paths themselves are the threads
+    refine_jobs = (effective_n_jobs(n_jobs, 1 << 30) or 1) if len(grid) == 1 else 1
     full = parallel(
         delayed(full_path_task)(
             leaf_table[fit_rows], leaf_values, block_ptr, target[fit_rows],
             sample_weight[fit_rows], pen, lambdas,
             n_lambdas, eps, None if fixed else max_rules,
             refine_path=refine_path and not fixed,
-            progress=_stage(progress, "full path"), **common,
+            progress=_stage(progress, "full path"), n_jobs=refine_jobs, **common,
         )
         for _, pen in grid
     )
