@@ -9,8 +9,9 @@ unchanged.  :func:`select_on_paths` runs two stages:
    budget, and refined by bisection where the rule count jumps;
 2. one validation task per (fold, grid point): the path on the fold's
    training rows over the same lambdas (those of stage 1 within the budget,
-   refined points included), scored by a validation loss on the fold's
-   held-out rows.
+   refined points included but for those inside a run of equal rule counts,
+   see :func:`~firecy.solver._refine.candidate_points`), scored by a
+   validation loss on the fold's held-out rows.
 
 The selected point has the lowest mean validation loss (or, with the
 one-standard-error rule, the fewest rules within one standard error of it);
@@ -35,6 +36,7 @@ from joblib.parallel import get_active_backend
 from sklearn.utils.parallel import Parallel, delayed
 
 from firecy.solver import BlockDesign, PathResult, fire_path
+from firecy.solver._refine import candidate_points
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
            "weighted_squared_error", "select_on_paths", "effective_n_jobs"]
@@ -133,8 +135,12 @@ class FIREPath(PathResult):
     validation_error_std : ndarray of shape (n_points,)
         Standard deviation of the fold errors (0 with a single split).
     eligible : ndarray of bool, shape (n_points,)
-        Points within the rule budget (a mask: the rule count is not
-        monotone in lambda).
+        The points the selection chooses among (a mask: the rule count is
+        not monotone in lambda): those within the rule budget, except
+        inserted points inside a run of equal rule counts, which repeat the
+        run's rules at a larger lambda than its last point
+        (:func:`firecy.solver._refine.candidate_points`; every rule count
+        of the path keeps a point). Only these are cross-validated.
     inserted : ndarray of bool, shape (n_points,)
         Points added by path refinement (all False without it).
     skipped_counts : ndarray of int or None
@@ -349,9 +355,13 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
         for _, pen in grid
     )
     # a mask, not a prefix: MCP's rule count is not monotone in lambda, and
-    # refinement can insert a point beyond the budget before eligible ones
+    # refinement can insert a point beyond the budget before eligible ones;
+    # inserted points inside a run of equal counts repeat a rule set at more
+    # shrinkage than the run's last point, and are left out of the choice
+    # (and so of every fold's path): see candidate_points
     eligible = [
-        np.ones(len(p), dtype=bool) if max_rules is None else p.n_rules <= max_rules
+        (np.ones(len(p), dtype=bool) if max_rules is None else p.n_rules <= max_rules)
+        & candidate_points(p.n_rules, p.inserted)
         for p in full
     ]
     if fixed:
