@@ -184,7 +184,11 @@ def test_multiclass_selection_under_budget_and_refined(multiclass):
     assert 0 < fire.n_rules_ <= 5
     assert fire.intercept_.shape == (3,)
     assert fire.path_.inserted is not None
-    eligible = fire.path_.n_rules <= 5
+    # the candidates (the budget, less inserted points inside a run of one
+    # count) are all scored
+    eligible = fire.path_.eligible
+    assert np.all(fire.path_.n_rules[eligible] <= 5)
+    assert set(fire.path_.n_rules[eligible]) == set(fire.path_.n_rules[fire.path_.n_rules <= 5])
     assert np.all(np.isfinite(fire.path_.validation_error[eligible]))
     assert fire.score(X, y) > 0.8
 

@@ -202,6 +202,71 @@ def test_new_data_with_missing_and_thresholds(name):
     check_rule_ensemble(ens, X_new)
 
 
+@pytest.mark.parametrize("cls", [RandomForestRegressor, ExtraTreesRegressor,
+                                 RandomForestClassifier, ExtraTreesClassifier])
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_forest_leaf_ids_are_the_librarys_apply(cls, n_jobs):
+    # firecy walks forests itself (``route_tree_float32``); the reference is
+    # scikit-learn's own apply, on rows with NaN (trained with NaN, so both
+    # missing_go_to_left directions occur), +-1e30, values on and next to the
+    # thresholds in float64 and float32, in C and Fortran order, and sparse
+    task = "regression" if cls in (RandomForestRegressor, ExtraTreesRegressor) else "binary"
+    X, y = make_data(task)
+    rng = np.random.default_rng(1)
+    X = with_missing(X, rng)
+    model = cls(n_estimators=6, n_jobs=n_jobs, random_state=0).fit(X, y)
+    mgl = np.concatenate([e.tree_.missing_go_to_left[e.tree_.children_left >= 0]
+                          for e in model.estimators_])
+    assert mgl.any() and not mgl.all()
+    ens = rule_ensemble_from_model(model)
+    X_new = with_missing(make_data(task, seed=2)[0], rng, frac=0.2)
+    X_new[:5, 0], X_new[5:10, 1] = 1e30, -1e30
+    X_new = np.vstack([X_new, threshold_rows(ens, 200, rng)])
+    for Z in (X_new, np.asfortranarray(X_new), X_new.tolist()):
+        ids = ens.apply(Z)
+        assert ids.dtype == model.apply(Z).dtype
+        np.testing.assert_array_equal(ids, model.apply(Z))
+    Z = sp.csr_matrix(np.nan_to_num(X_new, nan=0.0))
+    np.testing.assert_array_equal(ens.apply(Z), model.apply(Z))
+    # the library's own validation
+    with pytest.raises(ValueError, match="features"):
+        ens.apply(X_new[:, :-1])
+    X_new[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        ens.apply(X_new)
+
+
+def test_forest_walk_threads_under_a_process_backend():
+    # the walk's tasks write into one array: under an active process backend
+    # (loky) they must still be threads (found by a failing fit under loky)
+    from joblib import parallel_backend
+
+    X, y = make_data("regression")
+    model = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    with parallel_backend("loky", n_jobs=2):
+        np.testing.assert_array_equal(ens.apply(X), model.apply(X))
+
+
+def test_forest_walk_refuses_malformed_trees():
+    from firecy.ensembles._layout import route_tree_float32
+
+    X = np.zeros((3, 2), dtype=np.float32)
+    out = np.empty((3, 1), dtype=np.int64)
+    left, right = np.array([1, -1, -1]), np.array([2, -1, -1])
+    thr, mgl = np.zeros(3), np.zeros(3, dtype=np.uint8)
+    route_tree_float32(X, left, right, np.array([1, -2, -2]), thr, mgl, out, 0)
+    assert out.ravel().tolist() == [1, 1, 1]  # 0 <= 0: left
+    with pytest.raises(ValueError, match="malformed"):  # a child outside the tree
+        route_tree_float32(X, left, np.array([3, -1, -1]), np.array([1, -2, -2]), thr,
+                           mgl, out, 0)
+    with pytest.raises(ValueError, match="feature"):  # a feature outside X
+        route_tree_float32(X, left, right, np.array([2, -2, -2]), thr, mgl, out, 0)
+    with pytest.raises(ValueError, match="cycle"):  # node 1 leads back to the root
+        route_tree_float32(X, np.array([1, 0, -1]), np.array([2, 0, -1]),
+                           np.array([1, 0, -2]), thr, mgl, out, 0)
+
+
 def test_best_first_leaves_are_not_in_node_id_order():
     # The contiguity check is only meaningful if node ids are out of order.
     _, ens, _, _ = fitted("rf_reg_best_first")

@@ -11,7 +11,7 @@ from sklearn.linear_model import Lasso
 from firecy import FIRERegressor
 from firecy.penalties import L1, MCP, MCPFusion
 from firecy.solver import BlockDesign, fire_path, solve
-from firecy.solver._refine import MAX_INSERTED, MIN_LOG_GAP
+from firecy.solver._refine import MAX_INSERTED, MIN_LOG_GAP, candidate_points
 
 from conftest import forest_design
 
@@ -91,6 +91,83 @@ def test_refined_lasso_path_reaches_every_count(designs, which):
         for j in (i - 1, i, i + 1):
             lasso = Lasso(alpha=path.lambdas[j], tol=1e-12, max_iter=100000).fit(M, y)
             assert np.count_nonzero(np.abs(lasso.coef_) > 1e-9) == path.n_rules[j]
+
+
+@pytest.mark.parametrize("penalty", [MCP(1.0, gamma=1.1), MCPFusion(1.0, 1.1, 0.5), L1(1.0)],
+                         ids=["mcp", "mcp_fusion", "l1"])
+@pytest.mark.parametrize("max_inserted", [MAX_INSERTED, 5])
+def test_threaded_refinement_is_the_serial_one(designs, penalty, max_inserted, monkeypatch):
+    # the jumps are bisected on clones of the problem in two threads (where
+    # a clone solves bitwise as the problem does); the reference is the
+    # serial refinement (one problem, jumps in order),
+    # with a cap on the inserted points that stops it inside a jump too
+    from firecy.solver._path import _check_grid, _warm_path
+    from firecy.solver._problem import Problem, check_solver_params
+    from firecy.solver._refine import refine_jumps
+
+    clones = []
+    clone = Problem.clone
+    monkeypatch.setattr(Problem, "clone", lambda self: clones.append(1) or clone(self))
+    design, y = designs[1]
+    out, calls = [], []
+    for n_jobs in (1, 2):
+        problem = Problem(design, y, None, True)
+        max_updates = check_solver_params(1e-8, None, design.n_blocks)
+        lam_max = problem.lambda_max(penalty)
+        grid = _check_grid(None, 50, 1e-3, lam_max, "lambda")
+        plain = _warm_path(problem, penalty, "lam", grid, lam_max, MAX_RULES, 1e-8,
+                           max_updates, None, "working_set")
+        seen = []
+        out.append(refine_jumps(problem, penalty, plain, MAX_RULES, 1e-8, max_updates,
+                                n_jobs=n_jobs, max_inserted=max_inserted,
+                                progress=lambda k, m, r: seen.append((k, m, r.n_rules))))
+        calls.append(seen)
+    assert len(_remaining_jumps(plain, MAX_RULES)) >= 2
+    # L1 and MCP are solved by the active-set Newton solver, whose state a
+    # clone lacks: serial (bitwise only that way); MCP + fusion: threaded
+    assert clones == ([1] if isinstance(penalty, MCPFusion) else [])
+    serial, threaded = out
+    assert serial.inserted.sum() > 0 and (max_inserted > 5 or serial.inserted.sum() == 5)
+    for name in ("lambdas", "coefs", "intercepts", "objectives", "n_rules", "n_iter",
+                 "converged", "inserted", "warm_starts", "skipped_counts"):
+        np.testing.assert_array_equal(getattr(threaded, name), getattr(serial, name),
+                                      err_msg=name)
+    assert calls[0] == calls[1]
+
+
+@pytest.mark.parametrize("penalty", [MCP(1.0, 1.1), MCPFusion(1.0, 1.1, 0.5), L1(1.0)],
+                         ids=["mcp", "mcp_fusion", "l1"])
+@pytest.mark.parametrize("which", [0, 1])
+def test_candidates_keep_every_count_of_the_refined_path(designs, penalty, which):
+    design, y = designs[which]
+    path = fire_path(design, y, penalty, max_rules=MAX_RULES, refine_path=True)
+    keep = candidate_points(path.n_rules, path.inserted)
+    # every rule count of the refined path keeps a candidate ...
+    assert set(path.n_rules[keep].tolist()) == set(path.n_rules.tolist())
+    # ... every grid point stays ...
+    assert np.all(keep[~path.inserted])
+    # ... and each dropped point has a later candidate of its count with no
+    # other count between them (the end of its run: the same count, less shrunk)
+    for i in np.flatnonzero(~keep):
+        j = i + 1
+        while not keep[j]:
+            j += 1
+        assert np.all(path.n_rules[i:j + 1] == path.n_rules[i])
+        assert path.lambdas[j] < path.lambdas[i]
+
+
+def test_candidates_by_hand():
+    # counts along a refined path; inserted marked 1
+    n_rules = [1, 3, 3, 3, 5, 5, 5, 6, 8, 8, 7, 9]
+    inserted = [0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0]
+    keep = candidate_points(n_rules, inserted)
+    np.testing.assert_array_equal(keep, [1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 1])
+    assert np.all(candidate_points(n_rules, None))
+    assert np.all(candidate_points(n_rules, np.zeros(len(n_rules), dtype=bool)))
+    # an inserted last point ends its run
+    assert candidate_points([2, 2], [0, 1]).tolist() == [True, True]
+    with pytest.raises(ValueError, match="inserted has shape"):
+        candidate_points(n_rules, inserted[:-1])
 
 
 def test_refinement_without_budget_and_without_jumps(designs):
@@ -238,7 +315,11 @@ def test_selection_uses_the_refined_path_and_a_mask(data, forest):
     est = FIRERegressor(forest, random_state=0).fit(X, y)
     p = est.path_
     assert p.inserted.any()   # this forest's path jumps, and was refined
-    np.testing.assert_array_equal(p.eligible, p.n_rules <= est.max_rules)
+    # the candidates: within the budget, less the inserted points followed
+    # by a point of the same count (inside a run of equal counts)
+    repeated = np.append(p.n_rules[1:] == p.n_rules[:-1], False)
+    np.testing.assert_array_equal(p.eligible,
+                                  (p.n_rules <= est.max_rules) & ~(p.inserted & repeated))
     assert np.all(np.isfinite(p.validation_error[p.eligible]))
     assert np.all(np.isinf(p.validation_error[~p.eligible]))
     k = int(np.flatnonzero(p.lambdas == est.lambda_)[0])

@@ -103,11 +103,13 @@ def describe_selection(est):
     how = (f"{est.cv}-fold cross-validation" if est.selection == "cv" and isinstance(est.cv, int)
            else "cross-validation" if est.selection == "cv"
            else f"a {est.validation_fraction:.0%} validation split")
-    n_inserted = int(np.sum(path.inserted))
+    # the candidates only: inserted points inside a run of one rule count
+    # are not among them (firecy.solver._refine.candidate_points)
+    n_inserted = int(np.sum(path.inserted & path.eligible))
     text = (f"chosen by {how} among {int(np.sum(path.eligible))} path points with at most "
             f"{est.max_rules} rules")
     if n_inserted:
-        text += f" ({n_inserted} inserted where the number of rules jumped)"
+        text += f" ({n_inserted} of them inserted where the number of rules jumped)"
     if est.one_se:
         text += ", one-standard-error rule"
     return text

@@ -324,7 +324,9 @@ class RuleEnsemble:
             Library leaf ids (``apply`` / ``pred_leaf``), in the library's
             dtype; block t reads column ``src_col[t]``.  For scikit-learn's
             HistGradientBoosting, which has no leaf call, firecy routes the
-            rows itself through the model's node arrays.
+            rows itself through the model's node arrays; for scikit-learn's
+            forests on dense rows as well, after the forest's own input
+            validation (the ids of its ``apply``, at half the CPU time).
 
         Raises
         ------

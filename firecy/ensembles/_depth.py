@@ -158,12 +158,17 @@ def column_weights(leaf_table, sample_weight=None, n_rules=None) -> np.ndarray:
     return out
 
 
-def cut_at_depth(ensemble, depth, column_weight=None):
-    """The ensemble with every tree cut at ``depth`` (see :meth:`RuleEnsemble.cut`)."""
+def cut_at_depth(ensemble, depth, column_weight=None, columns=None):
+    """The ensemble with every tree cut at ``depth`` (see :meth:`RuleEnsemble.cut`).
+
+    ``columns``: ``cut_columns(ensemble, depth)`` when the caller has it
+    already (:func:`choose_rule_depth` computes it for the depth it picks).
+    """
     if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 0:
         raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
     depth = int(depth)
-    column_map, nodes, block_ptr = cut_columns(ensemble, depth)
+    column_map, nodes, block_ptr = (cut_columns(ensemble, depth) if columns is None
+                                    else columns)
     R_cut = int(block_ptr[-1])
     values = np.asarray(ensemble.leaf_values, dtype=np.float64)
     # the node's value: the weighted mean of its leaves' values (the plain
@@ -210,7 +215,7 @@ def cut_at_depth(ensemble, depth, column_weight=None):
     return cut
 
 
-def choose_rule_depth(ensemble, row_counts, n_rows):
+def choose_rule_depth(ensemble, row_counts, n_rows, return_columns=False):
     """The depth "auto" picks, from the training rows in each column.
 
     The largest depth ``d <= AUTO_MAX_DEPTH`` at which the nodes of the cut
@@ -224,22 +229,28 @@ def choose_rule_depth(ensemble, row_counts, n_rows):
     row_counts : ndarray of shape (R,)
         Training rows in each column (:func:`column_weights`).
     n_rows : int
+    return_columns : bool, default=False
+        Also return ``cut_columns(ensemble, depth)``, computed here anyway,
+        for :func:`cut_at_depth` (the 1.7-million-leaf forest's ancestor
+        lookup and column map then run once, not twice).
 
     Returns
     -------
     depth : int
     median_rows : float
         The median rows per node at that depth.
+    columns : tuple, only if ``return_columns``
     """
     need = min_rows_per_rule(n_rows)
     max_depth = int(tree_depths(ensemble).max(initial=0))
     for d in range(min(AUTO_MAX_DEPTH, max(max_depth, 1)), 0, -1):
-        column_map, _, block_ptr = cut_columns(ensemble, d)
+        columns = cut_columns(ensemble, d)
+        column_map, _, block_ptr = columns
         rows = np.bincount(column_map, weights=row_counts, minlength=int(block_ptr[-1]))
         med = float(np.median(rows))
         if med >= need:
             break
-    return d, med
+    return (d, med, columns) if return_columns else (d, med)
 
 
 def union_of_cuts(ensemble, depths, column_weight=None):

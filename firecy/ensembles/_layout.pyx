@@ -4,10 +4,13 @@ A fully grown forest has millions of nodes; a walk in Python costs tens of
 microseconds per leaf, and a level-by-level numpy walk several hundred
 nanoseconds per node (every level gathers at random).  This walk visits each
 node once, with an explicit stack, in a few nanoseconds.
+
+:func:`route_tree_float32` routes rows through a scikit-learn tree (the leaf
+ids of the library's ``apply``, at half its CPU).
 """
 import numpy as np
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 
 def depth_first(const int64_t[::1] left, const int64_t[::1] right, const int64_t[::1] off):
@@ -161,3 +164,95 @@ def ancestors_at_depth(const int64_t[::1] nodes, const int64_t[::1] parent,
     if error == 2:
         raise ValueError("malformed tree: a node deeper than max_depth without a parent")
     return out_arr
+
+
+
+def route_tree_float32(const float[:, ::1] X, const int64_t[:] left, const int64_t[:] right,
+                       const int64_t[:] feature, const double[:] threshold,
+                       const uint8_t[:] missing_left, int64_t[:, ::1] out, Py_ssize_t u):
+    """Route every row of ``X`` to a leaf of one tree, as scikit-learn does.
+
+    scikit-learn's rule (``sklearn.tree._tree``, ``_apply_dense``): the row's
+    float32 value against the float64 threshold, ``x <= threshold`` left,
+    NaN by ``missing_left``.  The library's walk reads a 64-byte node record
+    per level; this one first copies the fields it needs (the arrays may be
+    strided views of those records) into 21 bytes per node, so that a fully
+    grown tree stays in cache during its walk: half the CPU time.
+
+    Parameters
+    ----------
+    X : ndarray of float32, shape (n, F), C-contiguous
+        The rows, validated and cast as the library casts them.
+    left, right, feature : ndarray of int64, shape (N,)
+        Children (-1 at leaves) and split features; the root is node 0.
+    threshold : ndarray of float64, shape (N,)
+    missing_left : ndarray of uint8, shape (N,)
+    out : ndarray of int64, shape (n, U), C-contiguous
+        Receives the leaf id of row i at ``out[i, u]``; other columns are
+        left alone, so that threads can share one ``out``.
+    u : int
+
+    Raises
+    ------
+    ValueError
+        On a child id outside the tree, a feature outside ``X``, or a walk
+        longer than the tree (a cycle): never an out-of-bounds read.
+    """
+    cdef Py_ssize_t n = X.shape[0], F = X.shape[1], N = left.shape[0]
+    cdef Py_ssize_t i, k, steps
+    cdef int32_t node
+    cdef float x
+    cdef int error = 0
+    if out.shape[0] != n or not (0 <= u < out.shape[1]):
+        raise ValueError("route_tree_float32: out must have shape (n_rows, n_trees)")
+    if N < 1 or right.shape[0] != N or feature.shape[0] != N or threshold.shape[0] != N \
+            or missing_left.shape[0] != N:
+        raise ValueError("route_tree_float32: malformed tree arrays")
+    if N >= 2 ** 31:
+        raise ValueError("route_tree_float32: more than 2**31 nodes in one tree")
+    lc_arr = np.empty(N, dtype=np.int32)
+    rc_arr = np.empty(N, dtype=np.int32)
+    ft_arr = np.empty(N, dtype=np.int32)
+    th_arr = np.empty(N, dtype=np.float64)
+    ml_arr = np.empty(N, dtype=np.uint8)
+    cdef int32_t[::1] lc = lc_arr
+    cdef int32_t[::1] rc = rc_arr
+    cdef int32_t[::1] ft = ft_arr
+    cdef double[::1] th = th_arr
+    cdef uint8_t[::1] ml = ml_arr
+    with nogil:
+        for k in range(N):
+            # checked once here, so that the walk needs no bounds checks
+            if left[k] >= 0 and (left[k] >= N or right[k] < 0 or right[k] >= N
+                                 or feature[k] < 0 or feature[k] >= F):
+                error = 1
+                break
+            lc[k] = <int32_t>left[k] if left[k] >= 0 else -1
+            rc[k] = <int32_t>right[k]
+            ft[k] = <int32_t>feature[k]
+            th[k] = threshold[k]
+            ml[k] = missing_left[k]
+        if not error:
+            for i in range(n):
+                node = 0
+                steps = 0
+                while lc[node] >= 0:
+                    x = X[i, ft[node]]
+                    if x != x:  # NaN
+                        node = lc[node] if ml[node] else rc[node]
+                    elif x <= th[node]:
+                        node = lc[node]
+                    else:
+                        node = rc[node]
+                    steps += 1
+                    if steps > N:
+                        error = 2
+                        break
+                if error:
+                    break
+                out[i, u] = node
+    if error == 1:
+        raise ValueError("malformed tree: a child id outside the tree, or a split "
+                         "feature outside the input's columns")
+    if error == 2:
+        raise ValueError("malformed tree: a cycle")

@@ -149,8 +149,9 @@ def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
         if len(depths) > 1:
             return _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n)
         rule_depth = depths[0]
+    columns = None
     if rule_depth == "auto":
-        depth, _ = choose_rule_depth(ensemble, rows, n)
+        depth, _, columns = choose_rule_depth(ensemble, rows, n, return_columns=True)
         how = "rule_depth='auto'"
     else:
         depth = deepest if rule_depth is None else rule_depth
@@ -158,7 +159,7 @@ def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
     if depth < deepest:
         weights = rows if sample_weight is None else column_weights(
             table, sample_weight, ensemble.n_rules)
-        ensemble = cut_at_depth(ensemble, depth, weights)
+        ensemble = cut_at_depth(ensemble, depth, weights, columns=columns)
         cmap = ensemble.column_map.astype(np.int32)
         chunk = _design.row_chunk(table.shape[1])
         for r0 in range(0, table.shape[0], chunk):  # in place: one table alive

@@ -9,8 +9,9 @@ unchanged.  :func:`select_on_paths` runs two stages:
    budget, and refined by bisection where the rule count jumps;
 2. one validation task per (fold, grid point): the path on the fold's
    training rows over the same lambdas (those of stage 1 within the budget,
-   refined points included), scored by a validation loss on the fold's
-   held-out rows.
+   refined points included but for those inside a run of equal rule counts,
+   see :func:`~firecy.solver._refine.candidate_points`), scored by a
+   validation loss on the fold's held-out rows.
 
 The selected point has the lowest mean validation loss (or, with the
 one-standard-error rule, the fewest rules within one standard error of it);
@@ -24,6 +25,7 @@ table.  How a task fits a path on it and predicts with it is the
 classifier passes its own.  ``docs/selection.rst`` explains the choices and
 their measurements.
 """
+import contextlib
 import os
 import warnings
 from dataclasses import dataclass, field, fields
@@ -34,6 +36,7 @@ from joblib.parallel import get_active_backend
 from sklearn.utils.parallel import Parallel, delayed
 
 from firecy.solver import BlockDesign, PathResult, fire_path
+from firecy.solver._refine import candidate_points
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
            "weighted_squared_error", "select_on_paths", "effective_n_jobs"]
@@ -132,8 +135,12 @@ class FIREPath(PathResult):
     validation_error_std : ndarray of shape (n_points,)
         Standard deviation of the fold errors (0 with a single split).
     eligible : ndarray of bool, shape (n_points,)
-        Points within the rule budget (a mask: the rule count is not
-        monotone in lambda).
+        The points the selection chooses among (a mask: the rule count is
+        not monotone in lambda): those within the rule budget, except
+        inserted points inside a run of equal rule counts, which repeat the
+        run's rules at a larger lambda than its last point
+        (:func:`firecy.solver._refine.candidate_points`; every rule count
+        of the path keeps a point). Only these are cross-validated.
     inserted : ndarray of bool, shape (n_points,)
         Points added by path refinement (all False without it).
     skipped_counts : ndarray of int or None
@@ -215,17 +222,22 @@ class SquaredLossPaths:
 
 def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty,
                    lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter,
-                   progress=None, refine_path=False, fitter=None):
+                   progress=None, refine_path=False, fitter=None, n_jobs=None):
     """Stage 1: the path on all training rows (``lambdas=None``: default grid),
-    refined where the rule count jumps if ``refine_path``."""
+    refined where the rule count jumps if ``refine_path``.
+
+    ``n_jobs``: threads for the refinement's independent bisections (the
+    ``joblib.parallel_config`` the fitter runs in; None leaves the context
+    as it is)."""
     design = BlockDesign.from_leaf_table(leaf_table, leaf_values, block_ptr)
     fitter = SquaredLossPaths() if fitter is None else fitter
-    return fitter.path(
-        design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
-        n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
-        fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
-        refine_path=refine_path,
-    )
+    with contextlib.nullcontext() if n_jobs is None else joblib.parallel_config(n_jobs=n_jobs):
+        return fitter.path(
+            design, y, penalty, sample_weight=sample_weight, lambdas=lambdas,
+            n_lambdas=n_lambdas, eps=eps, max_rules=max_rules,
+            fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, progress=progress,
+            refine_path=refine_path,
+        )
 
 
 def weighted_squared_error(y, pred, sample_weight):
@@ -328,20 +340,28 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     # a fixed lam: the path is the given warm path down to lam, whole and
     # unrefined, and its model is its last point
     fixed = lam is not None
+    # one grid point: its path runs alone, and its refinement may thread
+    # over the jumps (bitwise the serial path) on the cores the folds will
+    # use; several: the paths themselves are the threads
+    refine_jobs = (effective_n_jobs(n_jobs, 1 << 30) or 1) if len(grid) == 1 else 1
     full = parallel(
         delayed(full_path_task)(
             leaf_table[fit_rows], leaf_values, block_ptr, target[fit_rows],
             sample_weight[fit_rows], pen, lambdas,
             n_lambdas, eps, None if fixed else max_rules,
             refine_path=refine_path and not fixed,
-            progress=_stage(progress, "full path"), **common,
+            progress=_stage(progress, "full path"), n_jobs=refine_jobs, **common,
         )
         for _, pen in grid
     )
     # a mask, not a prefix: MCP's rule count is not monotone in lambda, and
-    # refinement can insert a point beyond the budget before eligible ones
+    # refinement can insert a point beyond the budget before eligible ones;
+    # inserted points inside a run of equal counts repeat a rule set at more
+    # shrinkage than the run's last point, and are left out of the choice
+    # (and so of every fold's path): see candidate_points
     eligible = [
-        np.ones(len(p), dtype=bool) if max_rules is None else p.n_rules <= max_rules
+        (np.ones(len(p), dtype=bool) if max_rules is None else p.n_rules <= max_rules)
+        & candidate_points(p.n_rules, p.inserted)
         for p in full
     ]
     if fixed:

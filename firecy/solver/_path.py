@@ -19,7 +19,7 @@ __all__ = ["fire_path", "group_l0_path"]
 def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr=None,
               sample_weight=None, lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,
               fit_intercept=True, tol=1e-6, max_iter=None, progress=None,
-              strategy="working_set", refine_path=False):
+              strategy="working_set", refine_path=False, n_jobs=None):
     """The regularisation path over the penalty's ``lam``, with warm starts.
 
     Parameters
@@ -46,6 +46,12 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
         points (below ``max_rules``), insert points by bisection in log
         lambda, warm-started, until every count is visited or the jump is
         narrower than 1e-3 in log lambda (see ``docs/selection.rst``).
+    n_jobs : int or None, default=None
+        Threads for the refinement: the bisections of different jumps are
+        independent and run on clones of the problem, with bitwise the
+        serial result. ``None``: the cores this process may use, 1 inside a
+        joblib worker, ``k`` inside ``joblib.parallel_config(n_jobs=k)``
+        (:func:`firecy.estimators._selection.effective_n_jobs`).
 
     Returns
     -------
@@ -73,7 +79,7 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
         from firecy.solver._refine import refine_jumps
 
         path = refine_jumps(problem, template, path, max_rules, tol, max_updates,
-                            progress=progress, strategy=strategy)
+                            progress=progress, strategy=strategy, n_jobs=n_jobs)
     return path
 
 

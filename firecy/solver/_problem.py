@@ -13,6 +13,7 @@ engine and MCP use is a_j = sum_i s_i u_i M_ij^2 / sum_i s_i, with u_i the
 datafit's per-sample curvature bound (1 for the squared loss, 1/4 for the
 logistic loss).
 """
+import copy
 import numbers
 
 import numpy as np
@@ -125,6 +126,9 @@ class Problem:
         self.step = np.ascontiguousarray(np.where(diag_cols, curv, per_col_L))
         self.engine = GreedyBlockCD(self.design, self.datafit, self.y, self.s, self.offset,
                                     column_sums, curv, self.step, self.fit_intercept)
+        # the engine's inputs as built, for clone() (2 x R floats)
+        self._engine_inputs = (np.array(column_sums, dtype=np.float64),
+                               np.array(curv, dtype=np.float64), self.step.copy())
         self.grad0 = self.engine.gradient_at_zero()   # no BLAS: no thread limit needed
         _check_no_overflow(self.y, self.s, curv, self.grad0)
         # the scale of the direction vector: the lasso's lambda_max, floored
@@ -153,6 +157,36 @@ class Problem:
 
     def lambda_max(self, penalty):
         return self.per_block(penalty.lambda_max_of)
+
+    def clone(self):
+        """This problem with an engine of its own, for a solve in another thread.
+
+        The engine is built from the inputs this one was built from: a solve
+        from given weights and intercept is bitwise this problem's (the
+        engine's state between solves is a function of them:
+        ``tests/test_engine_resync.py``).
+        """
+        other = copy.copy(self)
+        column_sums, curv, step = (a.copy() for a in self._engine_inputs)
+        other.step = step
+        other.engine = GreedyBlockCD(self.design, self.datafit, self.y, self.s, self.offset,
+                                     column_sums, curv, step, self.fit_intercept)
+        return other
+
+    def clone_solves_exactly(self, penalty, strategy="working_set"):
+        """Whether a :meth:`clone`'s solves with ``penalty`` are bitwise this one's.
+
+        Not when the engine may run its active-set Newton solver (a
+        separable penalty on a datafit of exact curvature, the squared
+        loss, with ``strategy="working_set"``): that solver keeps state
+        across solves, so a fresh engine agrees with a reused one only up
+        to the tolerance (``tests/test_engine_resync.py``, L1).
+        """
+        flags = int(getattr(penalty, "flags", 0))
+        active_set = (strategy != "greedy" and bool(self.engine.use_active_set)
+                      and bool(self.datafit.exact_curvature)
+                      and bool(flags & 1) and not flags & 2)  # SEPARABLE, SCORE_IS_DECREASE
+        return not active_set
 
     def subproblem(self, design):
         """The same datafit and data on another design (a subset of blocks)."""
