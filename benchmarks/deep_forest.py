@@ -156,7 +156,7 @@ def trace_fold_tasks():
 
 def stage_estimator(args, st, model=None):
     from firecy import FIRERegressor
-    from firecy.estimators._selection import effective_n_jobs
+    from firecy._threads import effective_n_jobs
 
     model = load_forest(args) if model is None else model
     X, y = data(args.rows)

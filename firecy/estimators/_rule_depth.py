@@ -55,9 +55,9 @@ def fit_bytes_per_column(est, points=None):
     ``n_lambdas`` plus the refinement's inserted points, at most two per
     rule count up to ``max_rules``), in the full-data path, its copy in
     ``paths_``, and one fold path per worker thread
-    (:func:`~firecy.estimators._selection.effective_n_jobs`).
+    (:func:`~firecy._threads.effective_n_jobs`).
     """
-    from firecy.estimators._selection import effective_n_jobs
+    from firecy._threads import effective_n_jobs
     from firecy.solver._refine import MAX_INSERTED
 
     if points is None:

@@ -26,86 +26,19 @@ classifier passes its own.  ``docs/selection.rst`` explains the choices and
 their measurements.
 """
 import contextlib
-import os
 import warnings
 from dataclasses import dataclass, field, fields
 
 import joblib
 import numpy as np
-from joblib.parallel import get_active_backend
 from sklearn.utils.parallel import Parallel, delayed
 
+from firecy._threads import effective_n_jobs
 from firecy.solver import BlockDesign, PathResult, fire_path
 from firecy.solver._refine import candidate_points
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
            "weighted_squared_error", "select_on_paths", "effective_n_jobs"]
-
-
-# joblib's own local backends (threads, loky, multiprocessing): the ones whose
-# default firecy may size from this machine's cores
-_JOBLIB_BACKENDS = tuple(
-    getattr(joblib.parallel, name) for name in
-    ("ThreadingBackend", "LokyBackend", "MultiprocessingBackend")
-    if hasattr(joblib.parallel, name)
-)
-
-
-def _omp_num_threads():
-    """``OMP_NUM_THREADS`` as a positive int, or None when unset or not one."""
-    try:
-        n = int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0])
-    except ValueError:
-        return None
-    return n if n >= 1 else None
-
-
-def effective_n_jobs(n_jobs, n_tasks):
-    """The ``n_jobs`` to give joblib for ``n_tasks`` independent tasks.
-
-    An explicit ``n_jobs`` is joblib's (``1``: serial, in the calling
-    thread; ``-1``: every core). ``None`` resolves as the boosters
-    (XGBoost, LightGBM) and scikit-learn's HistGradientBoosting do, to the
-    cores this process may use, and never more than there are tasks:
-
-    * inside ``joblib.parallel_config(n_jobs=k)`` (or
-      ``parallel_backend(..., n_jobs=k)``): ``k``, as in scikit-learn;
-    * inside a joblib worker (a nested call: cross-validating a FIRE
-      estimator with ``n_jobs`` set): 1, the outer level has the cores;
-    * under a backend other than joblib's own (Dask): None, the backend's
-      default;
-    * otherwise ``min(n_tasks, cores, OMP_NUM_THREADS)``, the cores being
-      :func:`joblib.cpu_count` (the CPU affinity mask and a cgroup quota
-      count) and ``OMP_NUM_THREADS`` the thread limit the user or joblib's
-      process workers set (loky sets it in each worker, so nested
-      parallelism does not oversubscribe the machine).
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        The estimator's ``n_jobs``.
-    n_tasks : int
-        The number of tasks to run.
-
-    Returns
-    -------
-    int or None
-        The value for :class:`joblib.Parallel`.
-    """
-    if n_jobs is not None:
-        return n_jobs
-    backend, config_n_jobs = get_active_backend()
-    if config_n_jobs is not None:
-        return config_n_jobs
-    if getattr(backend, "nesting_level", 0):
-        return 1
-    if not isinstance(backend, _JOBLIB_BACKENDS):
-        return None
-    cores = joblib.cpu_count()
-    omp = _omp_num_threads()
-    if omp is not None:
-        cores = min(cores, omp)
-    return max(1, min(int(n_tasks), cores))
 
 
 @dataclass
@@ -130,8 +63,8 @@ class FIREPath(PathResult):
     validation_error : ndarray of shape (n_points,)
         The validation loss on the held-out rows (the weighted mean squared
         error for regression), averaged over the folds (one fold for
-        ``selection="validation"``). ``inf`` for points beyond the rule
-        budget, NaN when no selection was run.
+        ``selection="validation"``). ``inf`` for the points that are not
+        candidates (see ``eligible``), NaN when no selection was run.
     validation_error_std : ndarray of shape (n_points,)
         Standard deviation of the fold errors (0 with a single split).
     eligible : ndarray of bool, shape (n_points,)

@@ -60,14 +60,16 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('number of rules', 'validation error')
 
-    The curve is the validation error against the number of rules:
+    The curve is the validation error against the number of rules, at the
+    points the selection validated (the others carry ``inf``):
 
     >>> line = ax.get_lines()[0]
     >>> line.get_label()
     'MCP'
-    >>> bool(np.array_equal(line.get_xdata(), fire.path_.n_rules))
+    >>> validated = np.isfinite(fire.path_.validation_error)
+    >>> bool(np.array_equal(line.get_xdata(), fire.path_.n_rules[validated]))
     True
-    >>> bool(np.array_equal(line.get_ydata(), fire.path_.validation_error))
+    >>> bool(np.array_equal(line.get_ydata(), fire.path_.validation_error[validated]))
     True
     """
     Figure = _require_matplotlib()
@@ -86,7 +88,8 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
         fig = ax.figure
     line_kwargs.setdefault("marker", "o")
     line_kwargs.setdefault("markersize", 3.5)
-    # points beyond the rule budget carry an infinite validation error
+    # points the selection did not validate (beyond the rule budget, or an
+    # inserted point that repeats a rule count) carry an infinite error
     ok = np.isfinite(err) & np.isfinite(n_rules)
     (line,) = ax.plot(n_rules[ok], err[ok], label=label, **line_kwargs)
     if selected is None:

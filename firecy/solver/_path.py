@@ -51,7 +51,7 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
         independent and run on clones of the problem, with bitwise the
         serial result. ``None``: the cores this process may use, 1 inside a
         joblib worker, ``k`` inside ``joblib.parallel_config(n_jobs=k)``
-        (:func:`firecy.estimators._selection.effective_n_jobs`).
+        (:func:`firecy._threads.effective_n_jobs`).
 
     Returns
     -------

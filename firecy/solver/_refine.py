@@ -78,7 +78,7 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
         At most this many points are inserted.
     n_jobs : int or None, default=1
         Threads over the path's jumps (``None``: as
-        :func:`firecy.estimators._selection.effective_n_jobs` resolves it).
+        :func:`firecy._threads.effective_n_jobs` resolves it).
         The bisection of one jump of the plain path never reads another's
         points, so the jumps are refined independently, each thread on a
         clone of ``problem`` (``problem.clone()``), when its solves are
@@ -113,7 +113,7 @@ def refine_jumps(problem, template, path, max_rules, tol, max_updates, *, progre
             and problem.clone_solves_exactly(template, strategy):
         import joblib
 
-        from firecy.estimators._selection import effective_n_jobs
+        from firecy._threads import effective_n_jobs
 
         threads = effective_n_jobs(n_jobs, len(jumps))
         # None: a backend of its own (Dask), whose workers are not ours to thread
