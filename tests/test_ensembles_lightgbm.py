@@ -307,3 +307,60 @@ def test_control_characters_in_names_give_a_clear_error():
     model = lgb.LGBMRegressor(**COMMON).fit(X, y)
     with pytest.raises(ValueError, match="control characters"):
         rule_ensemble_from_model(model)
+
+
+def _first_tree_values(ens, t=0):
+    return np.asarray(ens.leaf_values)[ens.block_ptr[t]:ens.block_ptr[t + 1]]
+
+
+@pytest.mark.parametrize("name", ["reg_nan", "dart", "early_stopping",
+                                  "booster_categorical_poisson"])
+def test_boost_from_average_moves_to_the_baseline(name):
+    # LightGBM folds a regression target's location into the first tree; the
+    # adapter moves it to the baseline, exactly (the check routes every row
+    # through LightGBM itself), so that the first tree's leaves are on the
+    # scale of the other trees'
+    model, ens, X, _ = fitted(name)
+    check_rule_ensemble(ens, X)
+    base = ens.constant_baseline()
+    assert base.shape == (1,) and base[0] != 0
+    np.testing.assert_array_equal(ens.baseline(X[:3]), np.full(3, base[0]))
+    later = np.abs(np.asarray(ens.leaf_values)[ens.block_ptr[1]:]).max()
+    assert np.abs(_first_tree_values(ens)).max() < 5 * later
+
+
+@pytest.mark.parametrize("name", ["clf_binary", "clf_multiclass", "booster_binary",
+                                  "rf_regressor", "rf_binary"])
+def test_classification_and_rf_mode_keep_a_zero_baseline(name):
+    # the classification objectives' constant is on the margin's scale, and a
+    # random forest's trees all carry the mean: nothing moves
+    _, ens, X, _ = fitted(name)
+    np.testing.assert_array_equal(ens.constant_baseline(), np.zeros(ens.n_outputs))
+    assert np.all(ens.baseline(X[:4]) == 0)
+
+
+def test_boost_from_average_is_the_mean_target():
+    # least squares boosts from the training mean (independent of the trees),
+    # and the first tree's root output is 0 there (the residuals sum to 0);
+    # LightGBM's dump prints the root value to 6 significant digits
+    X, y = make_data("regression")
+    y = y + 1000.0
+    model = lgb.LGBMRegressor(**COMMON).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    np.testing.assert_allclose(ens.constant_baseline(), [y.mean()], rtol=1e-5)
+    assert np.abs(_first_tree_values(ens)).max() < 10.0
+    check_rule_ensemble(ens, X)
+
+
+def test_fire_on_lightgbm_is_shift_equivariant():
+    # a shift of the target only changes LightGBM's initial score (and the
+    # leaf values by rounding: float32 gradients, and a dump that prints the
+    # root value to 6 digits); with the score in the baseline FIRE sees the
+    # same design up to that rounding and keeps the same rules
+    from firecy import FIRERegressor
+
+    X, y = make_data("regression")
+    a, b = (FIRERegressor(lgb.LGBMRegressor(**COMMON).fit(X, y + shift), random_state=0,
+                          n_jobs=1).fit(X, y + shift) for shift in (0.0, 1000.0))
+    np.testing.assert_array_equal(np.flatnonzero(a.coef_), np.flatnonzero(b.coef_))
+    np.testing.assert_allclose(b.predict(X) - 1000.0, a.predict(X), atol=0.01 * y.std())

@@ -24,8 +24,23 @@ case), and the conditions on them then hold labels.
 
 Internal nodes are numbered by ``split_index`` and leaves by ``leaf_index``
 (what ``pred_leaf`` returns; a single-leaf tree has no ``leaf_index`` and
-returns 0).  Leaf values include the shrinkage, and boost-from-average is
-folded into the first tree, so the baseline is 0.
+returns 0).  Leaf values include the shrinkage.
+
+LightGBM folds boost-from-average into the leaves of each class's first tree.
+For the regression objectives that constant is the target's location (its
+mean, median, or log-mean for the log-link objectives), set by where the
+target's origin lies rather than by the model: left in the leaves, the first
+tree's rules carry values orders of magnitude above every other tree's (log
+house prices: 11 against 0.02), the penalty barely weighs them, and FIRE's
+regularisation path runs out before it reaches the other trees; a shift of
+the target would change the rules FIRE keeps.  For these objectives the
+adapter moves the first tree's root value (``internal_value``: the folded
+constant plus the root's own shrunk output, which least squares makes 0)
+from its leaves to the baseline: predictions are unchanged, the first tree's
+rules are on the scale of the others.  The classification objectives'
+constant (the base rate's log-odds) is on the margin's own scale and no
+change of units moves it: it stays folded, as it does in random-forest mode,
+where every tree carries the mean alike.
 """
 from __future__ import annotations
 
@@ -204,6 +219,14 @@ def _linear_tree_error():
     )
 
 
+# Objectives (as the dump names them) whose boost-from-average constant is
+# the target's location: moved to the baseline (module docstring).
+_LOCATION_OBJECTIVES = frozenset({
+    "regression", "regression_l1", "huber", "fair", "quantile", "mape",
+    "poisson", "gamma", "tweedie",
+})
+
+
 class LightGBMAdapter(Adapter):
     """LightGBM gbdt / rf / dart / goss models.
 
@@ -216,6 +239,7 @@ class LightGBMAdapter(Adapter):
 
     source = "lightgbm"
     pandas_categorical = None
+    _base = None  # an adapter pickled before the baseline was read has none
 
     def __init__(self, model):
         import lightgbm as lgb
@@ -263,8 +287,17 @@ class LightGBMAdapter(Adapter):
                                     labels=self.labels)
 
         blocks = []
+        self._base = np.zeros(K)
+        objective = str(dump.get("objective", "")).split(" ")[0]
+        move = objective in _LOCATION_OBJECTIVES and not self.average
         for t, info in enumerate(dump["tree_info"]):
-            struct, values = _tree_structure(info["tree_structure"], self.split_rule)
+            root = info["tree_structure"]
+            struct, values = _tree_structure(root, self.split_rule)
+            if t < K and move and "split_index" in root:
+                # boost-from-average lives in these leaves (module docstring)
+                c = float(root.get("internal_value", 0.0))
+                values[struct.left < 0] -= c
+                self._base[t] = c
             # Trees are laid out iteration-major: tree t belongs to class t % K.
             blocks.append(Block(struct, values, t % K, scale, t))
         self.blocks = blocks
@@ -275,8 +308,13 @@ class LightGBMAdapter(Adapter):
         return ids.reshape(ids.shape[0], -1)
 
     def baseline(self, X):
-        n = X.shape[0]
-        return np.zeros(n) if self.n_outputs == 1 else np.zeros((n, self.n_outputs))
+        base = self.constant_baseline()
+        if self.n_outputs == 1:
+            return np.full(X.shape[0], base[0])
+        return np.tile(base, (X.shape[0], 1))
+
+    def constant_baseline(self):
+        return np.zeros(self.n_outputs) if self._base is None else self._base.copy()
 
     def predict_raw(self, X):
         out = self.booster.predict(X, raw_score=True, num_iteration=self.num_iteration)
