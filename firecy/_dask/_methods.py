@@ -127,9 +127,10 @@ def _support_task(x, w, est, kept):
         return np.zeros(len(kept)), 0.0
     Xm = est._validate_predict_data(x)
     ens = est.ensemble_
-    table = ens.leaf_table(Xm)
     tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
-    lands = table[:, tree] == kept[None, :]
+    blocks, at = np.unique(tree, return_inverse=True)
+    table = ens.leaf_table(Xm, blocks=blocks)  # the kept rules' trees only
+    lands = table[:, at] == kept[None, :]
     if w is None:
         return lands.sum(axis=0).astype(np.float64), float(len(x))
     w = np.asarray(w, dtype=np.float64)

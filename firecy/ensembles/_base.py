@@ -341,18 +341,87 @@ class RuleEnsemble:
             ids = ids.reshape(-1, 1)
         return ids
 
-    def leaf_table(self, X) -> np.ndarray:
+    def leaf_table(self, X, blocks=None) -> np.ndarray:
         """Global column of the leaf each row lands in, per block.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        blocks : array-like of int, optional
+            Only these blocks, in this order: the rows are routed through
+            the trees these blocks read and no other (where the adapter can
+            do that exactly; see :meth:`predict_raw`).  Default: every block.
 
         Returns
         -------
         table : ndarray of int32, shape (n_samples, n_trees), C-contiguous
+            Shape (n_samples, len(blocks)) with ``blocks``: column j is
+            column ``blocks[j]`` of the whole table.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from firecy.ensembles import RuleEnsemble
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> rf = RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
+        >>> ens = RuleEnsemble.from_model(rf)
+        >>> part = ens.leaf_table(X, blocks=[7, 2])
+        >>> part.shape
+        (442, 2)
+        >>> bool(np.array_equal(part, ens.leaf_table(X)[:, [7, 2]]))
+        True
         """
-        return self.leaf_table_from_ids(self.apply(X))
+        if blocks is None:
+            return self.leaf_table_from_ids(self.apply(X))
+        blocks = self._check_blocks(blocks)
+        ids, src = self._apply_blocks(X, blocks)
+        lut, lut_off = self._sub_lut(blocks)
+        return _design.leaf_table_from_ids(ids, src, lut, lut_off)
+
+    def _check_blocks(self, blocks) -> np.ndarray:
+        blocks = np.asarray(blocks)
+        if blocks.ndim != 1 or (blocks.size and blocks.dtype.kind not in "iu"):
+            raise ValueError("blocks must be a 1-d array of block indices")
+        blocks = blocks.astype(np.int64, copy=False)
+        if blocks.size and (blocks.min() < 0 or blocks.max() >= self.n_trees):
+            raise ValueError(f"blocks must lie in [0, {self.n_trees}), got "
+                             f"{int(blocks.min())}..{int(blocks.max())}")
+        return blocks
+
+    def _apply_blocks(self, X, blocks):
+        """Leaf ids of the trees ``blocks`` read, and each block's id column.
+
+        The adapter routes the rows through those trees only
+        (``Adapter.apply_sources``).  With no block, the first block's tree
+        is routed all the same (and its column dropped): the library then
+        still validates ``X`` (feature count and names, dtype), as a full
+        route would.
+        """
+        src_of = self._src_col[blocks] if blocks.size else self._src_col[:1]
+        sources = np.unique(src_of)
+        check_memory(_n_rows(X), max(int(blocks.size), 1), int(sources.size))
+        ids = np.asarray(self._adapter.apply_sources(X, sources))
+        if ids.ndim == 1:
+            ids = ids.reshape(-1, 1)
+        if ids.ndim != 2 or ids.shape[1] != sources.size:
+            raise ValueError(
+                f"adapter error: {ids.shape[1] if ids.ndim == 2 else ids.shape} leaf-id "
+                f"columns for {sources.size} trees")
+        if not blocks.size:
+            return ids[:, :0], np.zeros(0, dtype=np.intp)
+        return ids, np.searchsorted(sources, src_of).astype(np.intp)
+
+    def _sub_lut(self, blocks):
+        """The lookup tables of ``blocks`` only, concatenated (see ``_build``)."""
+        off = self._lut_off
+        sizes = (off[blocks + 1] - off[blocks]).astype(np.int64)
+        sub_off = np.zeros(blocks.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=sub_off[1:])
+        # one gather of every slot of the chosen tables
+        slots = np.repeat(off[blocks] - sub_off[:-1], sizes) + np.arange(int(sub_off[-1]))
+        return self._lut[slots], sub_off
 
     def leaf_table_from_ids(self, ids) -> np.ndarray:
         """:meth:`leaf_table` from leaf ids already obtained by :meth:`apply`."""
@@ -428,29 +497,76 @@ class RuleEnsemble:
         -------
         raw : ndarray of float64, shape (n_samples,) or (n_samples, n_outputs)
             Column k sums the blocks with ``tree_class == k``.
+
+        Notes
+        -----
+        With ``coef``, the rows are routed only through the trees of the
+        blocks that hold a nonzero ``leaf_values * coef`` (a fitted FIRE
+        model keeps a handful of rules from a few of hundreds of trees): a
+        block whose every term is 0 adds nothing to the sum.  Every adapter
+        routes a subset of trees exactly: scikit-learn's forests, extra trees
+        and gradient boosting through firecy's walk of the chosen trees (the
+        sparse walk of each for sparse input), HistGradientBoosting through
+        its own walk, XGBoost and LightGBM by the library's leaf call over the
+        runs of boosting rounds that hold them.  The sum then skips the
+        zero terms, so it may differ from the full sum in the last bits.
         """
-        return self.predict_raw_from_ids(self.apply(X), X, coef=coef)
+        if coef is None:
+            return self.predict_raw_from_ids(self.apply(X), X)
+        weighted = self.leaf_values * self._check_coef(coef)
+        blocks = self._active_blocks(weighted)
+        if blocks.size == self.n_trees:  # nothing to skip: the full route
+            return self._sum_blocks(self.leaf_table(X), weighted, self.tree_class) \
+                + self.baseline(X)
+        table = self.leaf_table(X, blocks=blocks)
+        return self._sum_blocks(table, weighted, self.tree_class[blocks]) + self.baseline(X)
+
+    def _active_blocks(self, weighted) -> np.ndarray:
+        """Blocks holding a nonzero entry of ``weighted``, in increasing order.
+
+        Parameters
+        ----------
+        weighted : ndarray of shape (n_rules,)
+            Per-column terms, e.g. ``leaf_values * coef``.  NaN counts as
+            nonzero.
+
+        Returns
+        -------
+        ndarray of int64
+            The blocks whose columns :meth:`predict_raw` must route.
+        """
+        weighted = np.asarray(weighted)
+        if weighted.shape != (self.n_rules,):
+            raise ValueError(f"weighted must have shape ({self.n_rules},), got {weighted.shape}")
+        # every block holds at least one column, so reduceat sees no empty range
+        hit = np.logical_or.reduceat(weighted != 0, self.block_ptr[:-1])
+        return np.flatnonzero(hit).astype(np.int64)
 
     def predict_raw_from_ids(self, ids, X, coef=None) -> np.ndarray:
         """:meth:`predict_raw` from leaf ids already obtained by :meth:`apply`."""
-        w = self.column_scale if coef is None else np.asarray(coef, dtype=np.float64)
+        w = self.column_scale if coef is None else self._check_coef(coef)
+        table = self.leaf_table_from_ids(ids)
+        return self._sum_blocks(table, self.leaf_values * w, self.tree_class) + self.baseline(X)
+
+    def _check_coef(self, coef):
+        w = np.asarray(coef, dtype=np.float64)
         if w.shape != (self.n_rules,):
             raise ValueError(f"coef must have shape ({self.n_rules},), got {w.shape}")
-        weighted = self.leaf_values * w
-        table = self.leaf_table_from_ids(ids)
-        n = table.shape[0]
+        return w
+
+    def _sum_blocks(self, table, weighted, tree_class):
+        """Per output, the sum over the table's blocks of ``weighted`` at each row's column."""
+        n, T = table.shape
         K = self.n_outputs
         out = np.zeros((n, K))
-        onehot = np.zeros((self.n_trees, K))
-        onehot[np.arange(self.n_trees), self.tree_class] = 1.0
-        chunk = _design.row_chunk(self.n_trees)
+        onehot = np.zeros((T, K))
+        onehot[np.arange(T), tree_class] = 1.0
+        chunk = _design.row_chunk(T)
         for r0 in range(0, n, chunk):
             r1 = min(r0 + chunk, n)
             contrib = weighted[table[r0:r1]]
             out[r0:r1] = contrib.sum(axis=1, keepdims=True) if K == 1 else contrib @ onehot
-        if K == 1:
-            out = out[:, 0]
-        return out + self.baseline(X)
+        return out[:, 0] if K == 1 else out
 
     def reference_predict_raw(self, X) -> np.ndarray:
         """The library's own raw prediction (see Notes of the class).

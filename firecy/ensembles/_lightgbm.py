@@ -51,7 +51,12 @@ import numpy as np
 
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD, Condition
 from firecy.ensembles._reading import codes_from_labels, column_as_float
-from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure, round_runs
+
+# One leaf call's fixed cost in tree-row walks: about 1.8 ms, the walk of
+# 70,000 rows through one 31-leaf tree (LightGBM 4.7, one thread;
+# benchmarks/predict_routing.py).  A DataFrame is converted at every call.
+_LEAF_CALL_COST = 70_000
 
 
 def _tree_structure(root: dict, split_rule) -> tuple[TreeStructure, np.ndarray]:
@@ -306,6 +311,27 @@ class LightGBMAdapter(Adapter):
         ids = self.booster.predict(X, pred_leaf=True, num_iteration=self.num_iteration)
         ids = np.asarray(ids)
         return ids.reshape(ids.shape[0], -1)
+
+    def apply_sources(self, X, sources):
+        """Leaf ids of the trees ``sources`` only: one leaf call per run of
+        iterations (``start_iteration``, ``num_iteration``) holding them."""
+        sources = np.asarray(sources, dtype=np.int64)
+        if not sources.size:
+            return super().apply_sources(X, sources)
+        K = self.n_outputs  # trees per iteration
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        runs = round_runs(np.unique(sources // K), self.num_iteration, n, K,
+                          _LEAF_CALL_COST)
+        if runs is None:
+            return super().apply_sources(X, sources)
+        out = np.empty((n, sources.size), dtype=np.int32)
+        for r0, r1 in runs:
+            ids = self.booster.predict(X, pred_leaf=True, start_iteration=r0,
+                                       num_iteration=r1 - r0)
+            ids = np.asarray(ids).reshape(n, -1)
+            sel = (sources >= r0 * K) & (sources < r1 * K)
+            out[:, sel] = ids[:, sources[sel] - r0 * K]
+        return out
 
     def baseline(self, X):
         base = self.constant_baseline()

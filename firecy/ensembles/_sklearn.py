@@ -84,6 +84,16 @@ def route_forest(estimators, X32, n_jobs=None):
     return out
 
 
+def apply_trees_sparse(estimators, Xv):
+    """Leaf ids of validated sparse rows ``Xv`` in each tree, as the forest's
+    and the boosting model's ``apply`` compute them (each tree's ``apply``
+    without a second check), shape (n, n_trees)."""
+    out = np.empty((Xv.shape[0], len(estimators)), dtype=np.intp)
+    for u, est in enumerate(estimators):
+        out[:, u] = est.apply(Xv, check_input=False)
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Forests, extra trees and single trees: leaves hold means (class fractions).
 # ---------------------------------------------------------------------------
@@ -160,6 +170,16 @@ class ForestAdapter(Adapter):
         return route_forest(self.model.estimators_, np.ascontiguousarray(Xv, dtype=np.float32),
                             self.model.n_jobs)
 
+    def apply_sources(self, X, sources):
+        if self.single_tree:
+            return super().apply_sources(X, sources)
+        # the same validation and walk as ``apply``, through these trees only
+        Xv = self.model._validate_X_predict(X)
+        trees = [self.model.estimators_[s] for s in sources]
+        if issparse(Xv):
+            return apply_trees_sparse(trees, Xv)
+        return route_forest(trees, np.ascontiguousarray(Xv, dtype=np.float32), self.model.n_jobs)
+
     def baseline(self, X):
         n = n_rows(X)
         return np.zeros(n) if self.n_outputs == 1 else np.zeros((n, self.n_outputs))
@@ -220,6 +240,16 @@ class GradientBoostingAdapter(Adapter):
     def apply(self, X):
         ids = self.model.apply(self._checked(X))
         return ids.reshape(ids.shape[0], -1)
+
+    def apply_sources(self, X, sources):
+        # id column i*K + k is estimators_[i, k] (see ``apply``)
+        Xc = self._checked(X)
+        flat = np.asarray(self.model.estimators_, dtype=object).reshape(-1)
+        trees = [flat[s] for s in sources]
+        if issparse(Xc):
+            return apply_trees_sparse(trees, Xc)
+        # sklearn's own apply walks each tree in turn (no threads)
+        return route_forest(trees, np.ascontiguousarray(Xc, dtype=np.float32))
 
     def baseline(self, X):
         raw = np.asarray(self.model._raw_predict_init(self._checked(X)), dtype=np.float64)

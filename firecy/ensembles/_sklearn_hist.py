@@ -225,10 +225,16 @@ class HistGradientBoostingAdapter(Adapter):
                 Condition(f, "not in", categories=left_vals, missing=True, **kw))
 
     def apply(self, X):
+        return self._route(X, range(len(self._trees)))
+
+    def apply_sources(self, X, sources):
+        return self._route(X, sources)
+
+    def _route(self, X, sources):
         Xt = np.asarray(self.model._preprocess_X(X, reset=False), dtype=np.float64)
-        out = np.empty((Xt.shape[0], len(self._trees)), dtype=np.int32)
-        for t, ht in enumerate(self._trees):
-            out[:, t] = ht.route(Xt, self._known_bitsets, self._f_idx_map)
+        out = np.empty((Xt.shape[0], len(sources)), dtype=np.int32)
+        for u, t in enumerate(sources):
+            out[:, u] = self._trees[t].route(Xt, self._known_bitsets, self._f_idx_map)
         return out
 
     def baseline(self, X):

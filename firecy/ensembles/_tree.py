@@ -25,7 +25,7 @@ from firecy.ensembles._condition import Condition
 from firecy.ensembles._layout import depth_first
 
 __all__ = ["SplitRule", "TreeStructure", "Block", "Adapter", "depth_first_layout",
-           "names_from", "n_rows"]
+           "names_from", "n_rows", "round_runs"]
 
 
 @dataclass(frozen=True)
@@ -270,6 +270,18 @@ class Adapter:
         """Library leaf ids, shape (n, n_src), any integer or float dtype."""
         raise NotImplementedError
 
+    def apply_sources(self, X, sources) -> np.ndarray:
+        """Library leaf ids of the id columns ``sources`` of :meth:`apply` only.
+
+        ``sources`` is a sorted array of distinct column indices; the result
+        has shape (n, len(sources)), column j holding what column
+        ``sources[j]`` of :meth:`apply` holds.  This default routes the rows
+        through every tree and keeps those columns; adapters that can route
+        through a subset of the trees exactly, at less cost, override it.
+        """
+        ids = np.asarray(self.apply(X))
+        return ids.reshape(ids.shape[0], -1)[:, np.asarray(sources, dtype=np.intp)]
+
     def baseline(self, X) -> np.ndarray:
         """Part of the raw prediction no leaf carries, (n,) or (n, K)."""
         raise NotImplementedError
@@ -301,3 +313,41 @@ def names_from(model):
 def n_rows(X):
     """Number of rows of an array, DataFrame or sequence."""
     return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def round_runs(rounds, n_rounds, n_rows, trees_per_round, call_cost):
+    """Ranges of boosting rounds to route, for libraries whose leaf call takes
+    one contiguous range of rounds (XGBoost, LightGBM).
+
+    Two runs of needed rounds are merged when routing the rounds between them
+    costs less than one more call of the library; None when routing every
+    round in one call costs no more than the runs (a few rows, rules spread
+    over the model).  Costs are in tree-row walks.
+
+    Parameters
+    ----------
+    rounds : ndarray of int
+        The needed rounds, sorted, distinct.
+    n_rounds : int
+        Rounds the full route walks.
+    n_rows : int
+    trees_per_round : float
+    call_cost : float
+        Fixed cost of one leaf call, in tree-row walks (measured per library).
+
+    Returns
+    -------
+    list of (start, stop) or None
+        Half-open ranges of rounds covering ``rounds``.
+    """
+    per_round = max(int(n_rows), 1) * float(trees_per_round)
+    runs = []
+    for r in np.asarray(rounds, dtype=np.int64).tolist():
+        if runs and (r - runs[-1][1]) * per_round < call_cost:
+            runs[-1][1] = r + 1
+        else:
+            runs.append([r, r + 1])
+    cost = sum((b - a) * per_round + call_cost for a, b in runs)
+    if cost >= n_rounds * per_round + call_cost:
+        return None
+    return [(a, b) for a, b in runs]

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from firecy.ensembles._reading import coded_column, column_as_float, sorted_labels
-from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure
+from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure, round_runs
 from firecy.ensembles._condition import Condition
 
 # How XGBoost turns base_score into a margin (ObjFunction::ProbToMargin).
@@ -40,6 +40,17 @@ def _parse_base_score(text) -> np.ndarray:
 
 
 SPLIT_RULE = SplitRule("<", ">=", "float32")
+
+# One leaf call's fixed cost (a slice of the booster and a predict call), in
+# tree-row walks: about 1 ms, the walk of 30,000 rows through one depth-6
+# tree (XGBoost 3.2, one thread; benchmarks/predict_routing.py).
+_LEAF_CALL_COST = 30_000
+
+
+def _rows(X) -> int:
+    if _is_dmatrix(X):
+        return int(X.num_row())
+    return int(X.shape[0]) if hasattr(X, "shape") else len(X)
 
 
 # XGBoost 3.4 stores a string category container with byte offsets into its
@@ -257,6 +268,7 @@ class XGBoostAdapter(Adapter):
 
     source = "xgboost"
     split_rule = SPLIT_RULE
+    _indptr = None  # an adapter pickled before apply_sources routes every tree
 
     def __init__(self, model, X=None):
         import xgboost as xgb
@@ -316,6 +328,12 @@ class XGBoostAdapter(Adapter):
             n_trees = len(trees)
             n_rounds = 0  # 0 = all, in XGBoost's iteration_range
         self.iteration_range = (0, n_rounds)
+        if indptr is not None:
+            # tree boundaries of the rounds the model predicts with
+            last = n_rounds if n_rounds > 0 else len(indptr) - 1
+            self._indptr = np.asarray(indptr[:last + 1], dtype=np.int64)
+            if self._indptr[-1] != n_trees:
+                self._indptr = None  # not a layout firecy knows: route every tree
         if n_trees == 0:
             raise ValueError("the XGBoost model has no trees")
 
@@ -403,6 +421,57 @@ class XGBoostAdapter(Adapter):
         ids = np.asarray(ids)
         # A single tree gives a 1-D array.
         return ids.reshape(ids.shape[0], -1)
+
+    def apply_sources(self, X, sources):
+        """Leaf ids of the trees ``sources`` only.
+
+        XGBoost's leaf call routes the rounds ``[0, stop)`` only
+        (``iteration_range`` must start at 0), so a run of rounds that starts
+        later is routed by a slice of the booster (``booster[start:stop]``,
+        the same trees).  A slice drops the model's category container, by
+        which XGBoost >= 3.1 re-codes a frame's categories: for a model with
+        categorical features, one call routes the rounds up to the last one
+        needed.  One DMatrix serves every call.
+        """
+        indptr = self._indptr
+        sources = np.asarray(sources, dtype=np.int64)
+        if indptr is None or not sources.size:
+            return super().apply_sources(X, sources)
+        n_rounds = indptr.shape[0] - 1
+        rounds = np.unique(np.searchsorted(indptr, sources, side="right") - 1)
+        if self._has_categories():
+            runs = [(0, int(rounds[-1]) + 1)]
+        else:
+            runs = round_runs(rounds, n_rounds, _rows(X), indptr[-1] / n_rounds,
+                              _LEAF_CALL_COST)
+            if runs is None:
+                return super().apply_sources(X, sources)
+        dm = self._leaf_dmatrix(X)
+        out = np.empty((dm.num_row(), sources.size), dtype=np.float32)
+        for r0, r1 in runs:
+            if r0 == 0:
+                ids = self.booster.predict(dm, pred_leaf=True, iteration_range=(0, r1))
+            else:
+                ids = self.booster[r0:r1].predict(dm, pred_leaf=True)
+            ids = np.asarray(ids).reshape(dm.num_row(), -1)
+            sel = (sources >= indptr[r0]) & (sources < indptr[r1])
+            out[:, sel] = ids[:, sources[sel] - indptr[r0]]
+        return out
+
+    def _has_categories(self) -> bool:
+        types = self.booster.feature_types
+        return bool(self.labels) or (types is not None and "c" in types)
+
+    def _leaf_dmatrix(self, X):
+        """The DMatrix ``apply`` routes: the sklearn wrapper's own (its
+        ``missing``, feature types and categorical flag) or :meth:`_dmatrix`."""
+        import xgboost as xgb
+
+        if self.wrapper is not None and not _is_dmatrix(X) and not self._recodes(X):
+            w = self.wrapper
+            return xgb.DMatrix(X, missing=w.missing, feature_types=w.feature_types,
+                               nthread=w.n_jobs, enable_categorical=w.enable_categorical)
+        return self._dmatrix(X)
 
     def baseline(self, X):
         n = X.num_row() if _is_dmatrix(X) else X.shape[0]

@@ -76,9 +76,11 @@ class RuleFeaturesMixin(TransformerMixin):
         Xm = self._validate_predict_data(X)
         ens = self.ensemble_
         kept = self._kept_columns()
-        table = np.asarray(ens.leaf_table(Xm))
+        # route the rows through the kept rules' trees only
         tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
-        lands = table[:, tree] == kept[None, :]
+        blocks, at = np.unique(tree, return_inverse=True)
+        table = np.asarray(ens.leaf_table(Xm, blocks=blocks))
+        lands = table[:, at] == kept[None, :]
         return np.where(lands, np.asarray(ens.leaf_values, dtype=np.float64)[kept], 0.0)
 
     def _kept_columns(self):

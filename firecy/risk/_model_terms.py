@@ -12,10 +12,11 @@ def rule_membership(model, X):
     """(rows x kept rules) 0/1 matrix, the kept columns, and X for the model."""
     Xm = model._validate_predict_data(X)
     ens = model.ensemble_
-    table = np.asarray(ens.leaf_table(Xm))
     cols = np.flatnonzero(model.coef_)
     tree = np.searchsorted(ens.block_ptr, cols, side="right") - 1
-    A = (table[:, tree] == cols[None, :]).astype(np.float64)
+    blocks, at = np.unique(tree, return_inverse=True)
+    table = np.asarray(ens.leaf_table(Xm, blocks=blocks))  # the kept rules' trees only
+    A = (table[:, at] == cols[None, :]).astype(np.float64)
     return A, cols, Xm
 
 
