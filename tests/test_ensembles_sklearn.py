@@ -236,10 +236,14 @@ def test_forest_leaf_ids_are_the_librarys_apply(cls, n_jobs):
         ens.apply(X_new)
 
 
-def test_forest_walk_threads_under_a_process_backend():
+def test_forest_walk_threads_under_a_process_backend(monkeypatch):
     # the walk's tasks write into one array: under an active process backend
     # (loky) they must still be threads (found by a failing fit under loky)
     from joblib import parallel_backend
+
+    import firecy.ensembles._sklearn as sk
+
+    monkeypatch.setattr(sk, "_MIN_THREADED_WALKS", 0)  # thread even this small walk
 
     X, y = make_data("regression")
     model = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, y)
