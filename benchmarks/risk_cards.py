@@ -39,6 +39,13 @@ and standard error: a median over 5 test folds of ~120 rows moves by a few
 hundredths between equally good models), and the folds where the card is at
 or above FasterRisk.
 
+``--repeats R``: repeated stratified CV, R shuffles of the 5 folds (repeat
+``r`` shuffles with seed ``r``: repeat 0 is the single split above, so its
+cached FasterRisk folds are reused), folds numbered ``0 .. 5R-1``; the
+paired table then also gives Nadeau and Bengio's corrected standard error
+(the folds' training sets overlap).  ``--compare forest=mix``: the card from
+a :class:`MixedForest` (100 extra trees and 100 best-split trees), same run.
+
     python benchmarks/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
     python benchmarks/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
 
@@ -57,7 +64,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy.special import expit
-from sklearn.ensemble import ExtraTreesClassifier
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
@@ -108,6 +115,43 @@ def load(name):
     raise KeyError(name)
 
 
+def cv_splits(X, y, folds=5, repeats=1):
+    """Repeated stratified K-fold: ``(repeat, fold, train, test)`` for each of
+    ``repeats`` shuffles of ``folds`` stratified folds, ``fold`` numbered
+    across the repeats (``repeat * folds + k``).  Repeat ``r`` shuffles with
+    ``random_state=r``: repeat 0 is the single 5-fold split of the earlier
+    runs (so FasterRisk's cached folds are reused), the others are new
+    shuffles.  Why repeats: a median over 5 test folds of ~120 rows moves by a
+    few hundredths between equally good models; 15 folds halve that."""
+    for r in range(repeats):
+        cv = StratifiedKFold(folds, shuffle=True, random_state=r)
+        for k, (tr, te) in enumerate(cv.split(X, y)):
+            yield r, r * folds + k, tr, te
+
+
+class MixedForest(ExtraTreesClassifier):
+    """``n_extra`` extra trees and ``n_best`` best-split trees (a random
+    forest) of depth ``max_depth`` in one forest: FIRE selects among
+    random-threshold and best-split candidates on the training rows.  Why:
+    best-split forests gave Affairs' card most of FasterRisk's AUC (its
+    features are small ordinal counts) but lost elsewhere; with both kinds of
+    candidate the penalised selection, not the user or a test fold, picks."""
+
+    def __init__(self, n_extra=100, n_best=100, max_depth=2, random_state=0):
+        super().__init__(n_estimators=n_extra, max_depth=max_depth, random_state=random_state)
+        self.n_extra = n_extra
+        self.n_best = n_best
+
+    def fit(self, X, y, sample_weight=None):
+        self.n_estimators = self.n_extra
+        super().fit(X, y, sample_weight=sample_weight)
+        rf = RandomForestClassifier(self.n_best, max_depth=self.max_depth,
+                                    random_state=self.random_state)
+        rf.fit(X, y, sample_weight=sample_weight)
+        self.estimators_ = list(self.estimators_) + list(rf.estimators_)
+        return self
+
+
 def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_params):
     """The card's rule model.  ``tol=1e-4`` (FIRE's default 1e-6): the
     solver's relative tolerance; the points are integers, and on the
@@ -116,8 +160,17 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     ``selection="budget"`` (FIRE's default: 5-fold CV): the path point with
     the most rules within ``max_rules``, as a risk score's size is the
     user's; no fold paths (risk_cards_RESULTS.md, issue 27).
-    ``fire_params``: other FIREClassifier parameters (``--compare``)."""
-    forest = ExtraTreesClassifier(n_estimators=n_estimators, max_depth=2, random_state=seed)
+    ``fire_params``: other FIREClassifier parameters (``--compare``);
+    ``forest="mix"`` (not a FIRE parameter): the candidates of a
+    :class:`MixedForest`, half extra trees, half best-split trees."""
+    forest_kind = fire_params.pop("forest", "et")
+    if forest_kind == "et":
+        forest = ExtraTreesClassifier(n_estimators=n_estimators, max_depth=2, random_state=seed)
+    elif forest_kind == "mix":
+        forest = MixedForest(n_estimators - n_estimators // 2, n_estimators // 2, max_depth=2,
+                             random_state=seed)
+    else:
+        raise ValueError(f"forest must be 'et' or 'mix', got {forest_kind!r}")
     params = dict(rule_depth=(1, 2), max_rules=max_rules, tol=tol, selection="budget",
                   random_state=seed)
     params.update(fire_params)
@@ -299,6 +352,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="2 datasets, 2 folds, 100 trees")
     ap.add_argument("--datasets", default=None, help="comma-separated names")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="repeated stratified CV: R shuffles of --folds folds (repeat 0 is "
+                         "the single split of earlier runs); folds are numbered 0..R*folds-1")
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--max-rules", type=int, default=10)
     ap.add_argument("--thresholds", type=int, default=20,
@@ -322,6 +378,8 @@ def main(argv=None):
                          "run, same folds), e.g. 'selection=cv': the rows 'card (PARAMS)' "
                          "and 'rule model (PARAMS)'")
     args = ap.parse_args(argv)
+    if args.repeats < 1 or args.folds < 2:
+        ap.error(f"--repeats must be >= 1 and --folds >= 2, got {args.repeats}, {args.folds}")
     names = args.datasets.split(",") if args.datasets else DATASETS
     if args.table:
         df = pd.concat([pd.read_json(f, orient="records") for f in args.table])
@@ -341,8 +399,7 @@ def main(argv=None):
     rows = []
     for name in names:
         X, y = load(name)
-        cv = StratifiedKFold(args.folds, shuffle=True, random_state=0)
-        for fold, (tr, te) in enumerate(cv.split(X, y)):
+        for repeat, fold, tr, te in cv_splits(X, y, args.folds, args.repeats):
             if only is not None and fold not in only:
                 continue
             Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y[tr], y[te]
@@ -365,7 +422,7 @@ def main(argv=None):
                 other = run_l1(Xtr, ytr, Xte, yte, k, args.thresholds)
             for method, r in (("card", card), ("rule model", model), (anchor, other)) + extra:
                 rows.append({"dataset": name, "n": len(y), "events": float(y.mean()),
-                             "fold": fold, "method": method, **r})
+                             "repeat": repeat, "fold": fold, "method": method, **r})
             print(f"{name} fold {fold}: card AUC {card['auc']:.3f} ({card['seconds']:.1f}s, "
                   f"cpu {card['cpu_seconds']:.1f}s), {anchor} {other['auc']:.3f} "
                   f"({other['seconds']:.1f}s, cpu {other['cpu_seconds']:.1f}s), "
@@ -397,20 +454,38 @@ def table(df, anchor):
     wins = int((wide["card"] >= wide[anchor] - 1e-12).sum())
     # paired over the folds: is the card's AUC different from the anchor's
     # and from its rule model's beyond the fold-to-fold noise?
+    # SE: the folds' standard deviation / sqrt(folds), and Nadeau & Bengio's
+    # corrected one (var * (1/J + n_test/n_train), J folds in all): the training
+    # sets of K-fold CV overlap, more so across repeats, so the plain SE is
+    # too small; the corrected one is the honest scale for a "beyond noise".
+    repeats = df.groupby("dataset")["repeat"].nunique() if "repeat" in df else None
     lines.append("")
-    lines.append(f"| dataset | card - {anchor} AUC, mean over folds (SE) | card - rule model "
-                 f"AUC (SE) | card >= {anchor} on folds |")
-    lines.append("|---|---|---|---|")
+    lines.append(f"| dataset | folds | card - {anchor} AUC, mean over folds (SE; corrected SE) | "
+                 f"card - rule model AUC (SE) | card >= {anchor} on folds |")
+    lines.append("|---|---|---|---|---|")
     by = df.set_index(["dataset", "fold", "method"])["auc"].unstack("method")
+    mean_wins = 0
     for name in df["dataset"].unique():
         g = by.loc[name]
         d1, d2 = g["card"] - g[anchor], g["card"] - g["rule model"]
+        k = len(d1) / (repeats[name] if repeats is not None else 1)
         se = [d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
               for d in (d1, d2)]
-        lines.append(f"| {name} | {d1.mean():+.3f} ({se[0]:.3f}) | {d2.mean():+.3f} "
-                     f"({se[1]:.3f}) | {int((d1 >= -1e-12).sum())} of {len(d1)} |")
+        se_nb = (np.sqrt(d1.var(ddof=1) * (1 / len(d1) + 1 / max(k - 1, 1)))
+                 if len(d1) > 1 else float("nan"))
+        mean_wins += int(d1.mean() >= -1e-12)
+        lines.append(f"| {name} | {len(d1)} | {d1.mean():+.3f} ({se[0]:.3f}; {se_nb:.3f}) | "
+                     f"{d2.mean():+.3f} ({se[1]:.3f}) | {int((d1 >= -1e-12).sum())} of "
+                     f"{len(d1)} |")
     lines.append("")
-    lines.append(f"card AUC >= {anchor} on {wins} of {len(wide)} datasets (medians over folds); "
+    cards = df[df["method"].str.startswith("card")]
+    if "within_bound" in cards:
+        for m, g in cards.groupby("method", sort=False):
+            held = g["within_bound"].astype(bool)
+            lines.append(f"{m}: the stated training log-loss bound held on {int(held.sum())} "
+                         f"of {len(held)} folds")
+    lines.append(f"card AUC >= {anchor} on {wins} of {len(wide)} datasets (medians over folds), "
+                 f"on {mean_wins} of {len(wide)} (mean paired difference over folds); "
                  f"{anchor} / card time, median over datasets: "
                  f"{(secs[anchor] / secs['card']).median():.1f} (wall), "
                  f"{(cpu[anchor] / cpu['card']).median():.1f} (CPU)")

@@ -1,16 +1,18 @@
 """Where the card's terms come from, and the rounding floor (issue 27): card only.
 
-The folds of ``risk_cards.py`` (5-fold stratified CV, seed 0).  For each rule
+The folds of ``risk_cards.py`` (5-fold stratified CV, seed 0; ``REPEATS``:
+repeated, as its ``--repeats``).  For each rule
 model (the forest that gives the candidate terms, and the rule depths; FIRE at
 ``max_rules=10, tol=1e-4, selection="budget"``) the card at three floors
 (``max_loss_decrease``: None, 0.02, 0), scored on the test fold.  One JSON line
 per fold and model on stdout, all of them in ``out.json``::
 
-    python benchmarks/risk_cards_terms.py pima,affairs et200d2_12,rf200d2_12 out.json
+    python benchmarks/risk_cards_terms.py pima,affairs et200d2_12,rf200d2_12 out.json [REPEATS]
 
 Models: ``et``/``rf``/``gb`` (extra trees, random forest, gradient boosting),
 the number of trees, ``d`` the depth, then the rule depths (``_12``: single
 conditions and pairs, ``_1``: single conditions); ``mf1``: ``max_features=1``;
+``mix100_100``: 100 extra trees and 100 best-split trees in one forest;
 ``qet``: extra trees on each feature's quantile transform of the training rows
 (thresholds uniform over the rows, as FasterRisk's quantile binarisation; its
 rules read in quantiles: it only measures the candidates).  Results:
@@ -27,14 +29,17 @@ from scipy.special import expit
 from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier,
                               RandomForestClassifier)
 from sklearn.metrics import log_loss, roc_auc_score
-from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import QuantileTransformer
 
 from firecy import FIREClassifier
 from firecy.risk import risk_card
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from risk_cards import load  # noqa: E402
+from risk_cards import MixedForest, cv_splits, load  # noqa: E402
+
+
+def _mix(n_extra, n_best, d):
+    return lambda: MixedForest(n_extra, n_best, max_depth=d, random_state=0)
 
 
 def _et(n, d, **kw):
@@ -62,17 +67,18 @@ MODELS = {
     "rf200d1": (_rf(200, 1), 1, False),
     "gb100d2_12": (_gb(100, 2), (1, 2), False),
     "gb200d1": (_gb(200, 1), 1, False),
+    "mix100_100d2_12": (_mix(100, 100, 2), (1, 2), False),
+    "mix150_50d2_12": (_mix(150, 50, 2), (1, 2), False),
 }
 FLOORS = {"none": None, "f02": 0.02, "f0": 0.0}
 
 
-def main(names, models, out):
+def main(names, models, out, repeats=1):
     warnings.filterwarnings("ignore")
     rows = []
     for name in names:
         X, y = load(name)
-        cv = StratifiedKFold(5, shuffle=True, random_state=0)
-        for fold, (tr, te) in enumerate(cv.split(X, y)):
+        for repeat, fold, tr, te in cv_splits(X, y, 5, repeats):
             Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y[tr], y[te]
             for m in models:
                 make, depth, quantile = MODELS[m]
@@ -87,7 +93,7 @@ def main(names, models, out):
                                       selection="budget", random_state=0).fit(A, ytr)
                 c1 = time.process_time()
                 eta = fire.decision_function(B)
-                r = dict(dataset=name, fold=fold, model=m, cpu_fit=c1 - c0,
+                r = dict(dataset=name, repeat=repeat, fold=fold, model=m, cpu_fit=c1 - c0,
                          rules=int(np.count_nonzero(fire.coef_)),
                          model_auc=roc_auc_score(yte, eta),
                          model_ll=log_loss(yte, expit(eta), labels=[0, 1]),
@@ -112,4 +118,5 @@ def main(names, models, out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3])
+    main(sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3],
+         int(sys.argv[4]) if len(sys.argv) > 4 else 1)
