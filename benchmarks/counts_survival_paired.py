@@ -17,6 +17,13 @@ distinct test predictions, the trees used, the fit CPU.
 
     python benchmarks/counts_survival_paired.py --seeds 0,1 --save p.pkl
     python benchmarks/counts_survival_paired.py --model forest --seeds 0 --save f.pkl
+
+``--model forest`` uses the estimators' own default source (what
+``FIRESurvivalRegressor()`` / ``FIREPoissonRegressor()`` fit with no model
+given), fitted once per outer fold through the estimator's code path
+(``default_source``) and shared by FIRE and L1; ``--check-default`` asserts
+the equality with ``estimator=None``. The estimators run with ``n_jobs``
+(``--n-jobs``, default 1).
     python benchmarks/counts_survival_paired.py --load p.pkl [--method V --against L1]
 """
 import argparse
@@ -36,8 +43,7 @@ import counts_survival as cs  # noqa: E402
 
 from firecy import FIREPoissonRegressor, FIRESurvivalRegressor  # noqa: E402
 from firecy.datafits._cox_loss import cox_deviance  # noqa: E402
-from firecy.datafits._poisson_loss import poisson_deviance  # noqa: E402
-from firecy.estimators._survival import martingale_residuals  # noqa: E402
+from firecy.datafits._poisson_loss import log_exposure, poisson_deviance  # noqa: E402
 from firecy.estimators._survival_metrics import concordance_index  # noqa: E402
 
 
@@ -47,12 +53,33 @@ def _trees_used(fire):
     return int(np.unique(np.searchsorted(ptr, nz, side="right")).size)
 
 
-def _forest(seed):
-    from sklearn.ensemble import RandomForestRegressor
+def default_source(est, X, y, **fit_kw):
+    """The model ``est.fit(X, y, **fit_kw)`` fits when ``est.estimator`` is
+    None (the estimators' default forest: 500 depth-3 trees, the estimator's
+    ``random_state`` and ``n_jobs``, its weights, row order and ``max_samples``
+    rule, on martingale residuals / rates), fitted through ``est``'s own code
+    path, so that FIRE and L1 can share it and its CPU is counted once.
+    Private methods on purpose: a copy of the forest's settings here would
+    drift from the estimators' default (``--check-default`` asserts that a
+    fit on this model equals ``fit`` with ``estimator=None``)."""
+    assert est.estimator is None
+    exposure = fit_kw.pop("exposure", None)
+    assert not fit_kw
+    if isinstance(est, FIREPoissonRegressor):
+        est._fit_log_exposure = log_exposure(exposure, len(y))
+    try:
+        Xv, yv = est._validate_fit_data(X, y)
+        return est._fit_model(Xv, yv, np.ones(Xv.shape[0]), False)
+    finally:
+        est.__dict__.pop("_fit_log_exposure", None)
 
-    # the estimators' default forest (and the regression / classification
-    # benchmarks' model), seeded per outer fold
-    return RandomForestRegressor(n_estimators=500, max_depth=3, random_state=seed, n_jobs=1)
+
+def _check_default(Est, model, params, X, y, **fit_kw):
+    """Assert that ``Est(model)`` fits as ``Est()`` (estimator=None) does."""
+    a = Est(**params).fit(X, y, **fit_kw)
+    b = Est(model, **params).fit(X, y, **fit_kw)
+    assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_, \
+        "the benchmark's forest is not the estimators' default"
 
 
 def _at_point(f, path, j):
@@ -99,28 +126,35 @@ def _methods(variants):
     return out + list(variants)
 
 
-def run_survival(name, X, event, t, folds, seed, methods, source="xgb"):
+def run_survival(name, X, event, t, folds, seed, methods, source="xgb", n_jobs=1,
+                 check=False):
     y = np.array(list(zip(event, t)), dtype=[("event", bool), ("time", float)])
     rows = []
     for k, (tr, te) in enumerate(KFold(folds, shuffle=True, random_state=seed).split(X)):
+        c0 = time.process_time()
         if source == "xgb":
             model = cs._xgb("survival:cox").fit(X.iloc[tr], np.where(event[tr], t[tr], -t[tr]))
             eta = model.predict(X.iloc[te], output_margin=True)
         else:
-            # what FIRESurvivalRegressor fits a regression forest on: the
-            # martingale residuals of the null Cox model (higher: more risk)
-            res = martingale_residuals(event[tr].astype(float), t[tr], np.ones(len(tr)))
-            model = _forest(seed + k).fit(X.iloc[tr], res)
+            # FIRESurvivalRegressor()'s own forest: a regression forest on the
+            # martingale residuals of the null Cox model (higher: more risk;
+            # not a log hazard, so the model's "dev" is not comparable)
+            model = default_source(FIRESurvivalRegressor(random_state=seed, n_jobs=n_jobs),
+                                   X.iloc[tr], y[tr])
             eta = model.predict(X.iloc[te])
+            if check:
+                _check_default(FIRESurvivalRegressor, model,
+                               dict(random_state=seed, n_jobs=n_jobs), X.iloc[tr], y[tr])
         rows.append(dict(data=name, kind="survival", seed=seed, fold=k, method="model",
                          score=concordance_index(event[te], t[te], eta),
                          dev=cox_deviance(event[te], t[te], eta), rules=np.nan,
-                         distinct=len(np.unique(eta)), trees=np.nan, cpu=np.nan))
+                         distinct=len(np.unique(eta)), trees=np.nan,
+                         cpu=time.process_time() - c0))
         for label, params in methods:
             c0 = time.process_time()
             if label.startswith("honest"):
                 def make(m, **kw):
-                    est = FIRESurvivalRegressor(m, random_state=seed, **kw)
+                    est = FIRESurvivalRegressor(m, random_state=seed, n_jobs=n_jobs, **kw)
                     est.fit_rows = lambda rows: est.fit(X.iloc[rows], y[rows])
                     return est
 
@@ -134,7 +168,7 @@ def run_survival(name, X, event, t, folds, seed, methods, source="xgb"):
                 assert source == "xgb"
                 f = honest_fit(make, fit_model, loss, tr, seed, params)
             else:
-                f = FIRESurvivalRegressor(model, random_state=seed, **params).fit(
+                f = FIRESurvivalRegressor(model, random_state=seed, n_jobs=n_jobs, **params).fit(
                     X.iloc[tr], y[tr])
             cpu = time.process_time() - c0
             p = f.predict(X.iloc[te])
@@ -148,21 +182,32 @@ def run_survival(name, X, event, t, folds, seed, methods, source="xgb"):
     return rows
 
 
-def run_counts(name, X, y, exposure, folds, seed, methods, source="xgb"):
+def run_counts(name, X, y, exposure, folds, seed, methods, source="xgb", n_jobs=1,
+               check=False):
     rows = []
     e = np.ones_like(y) if exposure is None else exposure
     for k, (tr, te) in enumerate(KFold(folds, shuffle=True, random_state=seed).split(X)):
-        model = (cs._xgb("count:poisson") if source == "xgb" else _forest(seed + k)).fit(
-            X.iloc[tr], y[tr] / e[tr], sample_weight=e[tr])
+        c0 = time.process_time()
+        if source == "xgb":
+            model = cs._xgb("count:poisson").fit(X.iloc[tr], y[tr] / e[tr], sample_weight=e[tr])
+        else:
+            # FIREPoissonRegressor()'s own forest, on the rate (exposure weights)
+            model = default_source(FIREPoissonRegressor(random_state=seed, n_jobs=n_jobs),
+                                   X.iloc[tr], y[tr], exposure=e[tr])
+            if check:
+                _check_default(FIREPoissonRegressor, model,
+                               dict(random_state=seed, n_jobs=n_jobs), X.iloc[tr], y[tr],
+                               exposure=e[tr])
         mu = np.maximum(model.predict(X.iloc[te]), 1e-12) * e[te]
         rows.append(dict(data=name, kind="counts", seed=seed, fold=k, method="model",
                          score=poisson_deviance(y[te], mu), dev=np.nan, rules=np.nan,
-                         distinct=len(np.unique(mu)), trees=np.nan, cpu=np.nan))
+                         distinct=len(np.unique(mu)), trees=np.nan,
+                         cpu=time.process_time() - c0))
         for label, params in methods:
             c0 = time.process_time()
             if label.startswith("honest"):
                 def make(m, **kw):
-                    est = FIREPoissonRegressor(m, random_state=seed, **kw)
+                    est = FIREPoissonRegressor(m, random_state=seed, n_jobs=n_jobs, **kw)
                     est.fit_rows = lambda rows: est.fit(X.iloc[rows], y[rows], exposure=e[rows])
                     return est
 
@@ -176,7 +221,7 @@ def run_counts(name, X, y, exposure, folds, seed, methods, source="xgb"):
                 assert source == "xgb"
                 f = honest_fit(make, fit_model, loss, tr, seed, params)
             else:
-                f = FIREPoissonRegressor(model, random_state=seed, **params).fit(
+                f = FIREPoissonRegressor(model, random_state=seed, n_jobs=n_jobs, **params).fit(
                     X.iloc[tr], y[tr], exposure=e[tr])
             cpu = time.process_time() - c0
             mu = f.predict(X.iloc[te], exposure=e[te])
@@ -244,6 +289,11 @@ def main():
                     help="the rules' source: the benchmark's XGBoost model, or the "
                          "estimators' default forest (500 depth-3 trees; martingale "
                          "residuals / rates)")
+    ap.add_argument("--n-jobs", type=int, default=1,
+                    help="the estimators' n_jobs (and the default forest's)")
+    ap.add_argument("--check-default", action="store_true",
+                    help="--model forest: also fit FIRE with estimator=None and assert "
+                         "that it equals the fit on the shared forest")
     ap.add_argument("--save", default=None)
     ap.add_argument("--load", default=None, help="comma-separated pickles to summarise")
     ap.add_argument("--method", default="FIRE")
@@ -269,7 +319,8 @@ def main():
             if (only is not None and name not in only) or name in skip:
                 continue
             run = run_survival if kind == "s" else run_counts
-            rows += run(name, X, a, b, args.folds, seed, methods, args.model)
+            rows += run(name, X, a, b, args.folds, seed, methods, args.model, args.n_jobs,
+                        args.check_default)
             if args.save:
                 with open(args.save, "wb") as fh:
                     pickle.dump(rows, fh)
