@@ -37,10 +37,14 @@ misclassification rate's ratio to the reference's next to the log-loss ratio
 (``test_error`` and ``error_ratio`` stay log-loss).
 
     python benchmarks/any_model.py [--quick] [--seeds N | --seed-list 0,1]
-        [--n-jobs 1] [--leaves] [--csv RAW.csv] [--out FILE]
+        [--n-jobs 1] [--leaves] [--rule-values auto] [--models rf3x500,xgb,lgbm]
+        [--csv RAW.csv] [--out FILE]
     python benchmarks/any_model.py --from-csv RAW.csv [RAW2.csv ...] [--seed-list 0,1]
         --out FILE
 
+``--rule-values`` passes ``rule_values`` to every FIRE fit (the rows then
+record it and ``rule_values_``); ``--models rf3x500,xgb,lgbm`` fits only those
+(keep ``rf3x500``, the reference of the ratios).
 ``--quick``: two datasets, one seed (CI-sized, about a minute).  ``--csv``
 appends each run's row as it is measured (a partial run keeps what it did);
 ``--from-csv`` writes the report of saved rows without fitting.
@@ -182,7 +186,7 @@ def path_facts(fire):
                 end_below=ended_below and sel_last)
 
 
-def run_one(name, seed, n_jobs=1, leaves=False, csv=None):
+def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only=None):
     from sklearn.metrics import log_loss, mean_squared_error
     from sklearn.model_selection import train_test_split
 
@@ -197,6 +201,8 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None):
     Fire = FIRERegressor if task == "regression" else FIREClassifier
     rows = []
     for mname, model in models(task, seed, n_jobs, noise_floor=True).items():
+        if only is not None and mname not in only:
+            continue
         model.fit(Xtr, ytr)
         if task == "regression":
             model_err = mean_squared_error(yte, model.predict(Xte))
@@ -212,8 +218,9 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 c0, t0 = time.process_time(), time.perf_counter()
+                extra = {} if rule_values is None else {"rule_values": rule_values}
                 fire = Fire(model, rule_depth=depth, random_state=seed,
-                            n_jobs=n_jobs).fit(Xtr, ytr)
+                            n_jobs=n_jobs, **extra).fit(Xtr, ytr)
                 cpu, secs = time.process_time() - c0, time.perf_counter() - t0
             small = any("rarely generalise" in str(w.message) for w in caught)
             if task == "regression":
@@ -229,6 +236,8 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None):
                 test_error=err, error_rate=rate, rules=fire.n_rules_,
                 antecedents=int(count_antecedents(fire)), fit_cpu_s=cpu, fit_s=secs,
                 warned=small, model_error=model_err, **path_facts(fire),
+                **({} if rule_values is None else
+                   {"rule_values": rule_values, "rule_values_used": fire.rule_values_}),
             ))
             print(rows[-1], file=sys.stderr, flush=True)
             if csv:
@@ -410,6 +419,12 @@ def main(argv=None):
                    help="threads of the models' and FIRE's fits (default 1)")
     p.add_argument("--leaves", action="store_true",
                    help="also rule_depth=None (every leaf) on the default models")
+    p.add_argument("--rule-values", choices=("auto", "leaf", "unit"),
+                   help="pass rule_values to every FIRE fit (default: the estimators' "
+                        "default; the rows then record it and the value used)")
+    p.add_argument("--models",
+                   help="comma-separated models to fit (default: all; include rf3x500, "
+                        "the reference, for the ratios and the same-process time ratio)")
     p.add_argument("--csv", help="append every run's raw row to this CSV file")
     p.add_argument("--from-csv", nargs="+",
                    help="report saved rows (with --seed-list: those seeds); fit nothing")
@@ -432,7 +447,10 @@ def main(argv=None):
         seeds = ([0] if args.quick else [int(s) for s in args.seed_list.split(",")]
                  if args.seed_list else list(range(args.seeds)))
         rows = [r for name in names for seed in seeds
-                for r in run_one(name, seed, args.n_jobs, args.leaves, args.csv)]
+                for r in run_one(name, seed, args.n_jobs, args.leaves, args.csv,
+                                 rule_values=args.rule_values,
+                                 only=None if args.models is None
+                                 else set(args.models.split(",")))]
         df = pd.DataFrame(rows)
         what = f"seeds {seeds}, {time.perf_counter() - t0:.0f} s wall on a shared 2-core machine"
     text = (

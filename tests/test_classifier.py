@@ -91,7 +91,8 @@ BOOSTING = ("gb", "hgb", "xgb", "lgbm")
 def test_design_reproduces_library_margin(name, task, binary, multiclass):
     X, y = binary if task == "binary" else multiclass
     model = MODELS[name]().fit(X, y)
-    fire = FIREClassifier(model, lam=1.0, fusion=0.0, rule_depth=None).fit(X, y)
+    fire = FIREClassifier(model, lam=1.0, fusion=0.0, rule_depth=None,
+                          rule_values="leaf").fit(X, y)
     ens = fire.ensemble_
     K = len(fire.classes_)
     assert ens.n_outputs == (1 if K == 2 else K)

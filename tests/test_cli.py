@@ -490,3 +490,37 @@ def test_extract_prints_short_thresholds_and_says_so(tmp_path, capsys):
     assert main(args + ["--exact-thresholds"]) == 0
     rules = [ln for ln in capsys.readouterr().out.splitlines() if " then " in ln]
     assert any("00000000" in ln for ln in rules)
+
+
+def test_extract_rule_values_unit(tmp_path, csv_file, capsys):
+    # --rule-values unit: every kept rule's value is 1, its contribution its weight,
+    # and the JSON rules still give the prediction of the Python export
+    pytest.importorskip("lightgbm")
+    out = tmp_path / "rules.json"
+    py = tmp_path / "rules.py"
+    common = ["extract", str(csv_file), "--target", "price", "--drop", "id", "--model",
+              "lightgbm", "--rule-values", "unit", "--max-rules", "6", "--seed", "0", *SMALL]
+    assert main(common + ["--output", str(out)]) == 0
+    assert main(common + ["--format", "python", "--output", str(py)]) == 0
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert doc["n_rules"] >= 1
+    for r in doc["rules"]:
+        assert r["leaf_value"] == 1.0 and r["contribution"] == pytest.approx(r["weight"])
+    import pandas as pd
+
+    from firecy.rules import evaluate_parsed
+
+    names = doc["feature_names"]
+    X = pd.read_csv(csv_file)[names].to_numpy(dtype=float)
+    expected = np.full(len(X), doc["intercept"])
+    for r in doc["rules"]:
+        expected += r["contribution"] * evaluate_parsed(parse_rule(r["rule"], names), X,
+                                                         zero_threshold=1.0000000180025095e-35)
+    ns = {}
+    exec(py.read_text(), ns)
+    got = np.array([ns["predict"](dict(zip(names, row))) for row in X.tolist()])
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    with pytest.raises(SystemExit):
+        main(common[:-len(SMALL)] + ["--rule-values", "indicator"])
+    assert "--rule-values" in capsys.readouterr().err

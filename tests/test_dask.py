@@ -271,3 +271,23 @@ def test_auto_sample_size(monkeypatch, n_trees, budget, expected):
     if budget == "640M":
         expected = 640 * 2**20 // (64 * n_trees)
     assert got == expected
+
+
+def test_unit_rule_values_exact_and_sampled(reg):
+    # rule_values="unit" on a booster: the Dask paths read the fitted ensemble,
+    # whose values are the indicators' 1s (transform, the refit's design)
+    xgb = pytest.importorskip("xgboost")
+    X, y, _, kw, _ = reg
+    model = xgb.XGBRegressor(n_estimators=20, max_depth=3, n_jobs=1, random_state=0).fit(X, y)
+    mem = FIRERegressor(model, rule_values="unit", **kw).fit(X, y)
+    assert mem.rule_values_ == "unit"
+    chunks = CHUNKINGS[1]
+    Xd, yd = da.from_array(X, chunks=(chunks, -1)), da.from_array(y, chunks=(chunks,))
+    _same(FIRERegressor(model, rule_values="unit", **kw).fit(Xd, yd), mem)
+    fire = fit_dask(FIRERegressor(model, rule_values="unit", **kw), Xd, yd, sample_size=300)
+    assert fire.rule_values_ == "unit"
+    Z = _kept_design(fire, X)
+    assert set(np.unique(Z[:, :-1])) <= {0.0, 1.0}
+    beta = np.linalg.lstsq(Z, y - fire.ensemble_.baseline(X), rcond=None)[0]
+    np.testing.assert_allclose(fire.coef_[fire.coef_ != 0], beta[:-1], atol=1e-8)
+    np.testing.assert_allclose(fire.predict(Xd).compute(), fire.predict(X), atol=1e-10)

@@ -424,3 +424,19 @@ def test_multiclass_exports_give_every_class_margin(model):
                     X.to_numpy().tolist())
     got = np.array(con.execute(f"SELECT {rules_sql(clf)} FROM data ORDER BY rowid").fetchall())
     np.testing.assert_allclose(got, expected, rtol=TOL, atol=TOL)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: xgb.XGBRegressor(n_estimators=30, n_jobs=1, max_depth=3, random_state=0),
+    lambda: lgb.LGBMRegressor(n_estimators=30, n_jobs=1, verbose=-1, random_state=0),
+], ids=["xgboost", "lightgbm"])
+def test_unit_rule_values_export_reproduces_predict(make, tmp_path):
+    # rule_values="unit": the exported rules carry the solved-on values (1),
+    # not the library's leaf values
+    X, y = make_frame()
+    rng = np.random.default_rng(5)
+    X.iloc[rng.random(X.shape) < 0.1] = np.nan
+    model = fitted(make(), X, y)
+    est = fire(model, X, y, rule_values="unit")
+    assert est.rule_values_ == "unit" and est.n_rules_ > 0
+    check_exports(est, threshold_frame(est, X, rng), tmp_path)

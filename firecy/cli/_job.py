@@ -47,6 +47,8 @@ def _make_fire(model, args, penalty, fusion):
                   n_jobs=args.n_jobs, tol=getattr(args, "tol", 1e-6),
                   max_iter=getattr(args, "max_iter", None),
                   rule_depth=getattr(args, "rule_depth", "auto"))
+    if getattr(args, "rule_values", None) is not None:
+        params["rule_values"] = args.rule_values
     if penalty == "mcp":
         params["gamma"] = args.gamma
     if _is_classification(args):

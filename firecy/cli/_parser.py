@@ -105,6 +105,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "max(10, 1%%) of the rows), an integer depth D (each tree cut "
                         "at depth D), depths separated by commas (1,2: the union of "
                         "the cuts, single conditions and pairs), or 'leaves' (every leaf)")
+    g.add_argument("--rule-values", choices=("auto", "leaf", "unit"), default=None,
+                   help="the value in each rule's design column: 'leaf' (the tree's "
+                        "value; weights multiply it), 'unit' (indicators; weights are "
+                        "the rules' effects) or 'auto' ('unit' for boosted ensembles, "
+                        "'leaf' for forests); default: the estimators' default")
     g.add_argument("--exact-thresholds", action="store_true",
                    help="print thresholds exactly (default: the shortest decimal that "
                         "selects the same rows for every value with up to 15 digits)")

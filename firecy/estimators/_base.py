@@ -41,6 +41,7 @@ from firecy.estimators._params import (
 )
 from firecy.estimators._rule_depth import rules_at_depth, warn_small_rules
 from firecy.estimators._rule_features import RuleFeaturesMixin
+from firecy.estimators._rule_values import apply_rule_values
 from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
 from firecy.rules._inputs import column_support
@@ -295,6 +296,9 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
 
         # the rules: each tree's nodes at rule_depth (sets rule_depth_)
         ens, leaf_table = rules_at_depth(self, ens, Xm, sw if weighted else None)
+        # the value in each rule's column (sets rule_values_); every later
+        # reader (predict, rules_, transform, export, Dask) reads this ensemble
+        ens = apply_rule_values(self, unwrap(model), ens)
 
         # a penalty on per-rule data (rule lengths, node hierarchy) reads it here
         grid = [(params, bind_ensemble(pen, ens)) for params, pen in grid]

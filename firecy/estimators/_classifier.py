@@ -217,6 +217,11 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     rule_depth : "auto", int, tuple of int or None, default="auto"
         Which nodes of each tree are rules, as in
         :class:`~firecy.FIRERegressor` (the depth used is ``rule_depth_``).
+    rule_values : {"auto", "leaf", "unit"}, default="auto"
+        The value in each rule's design column, as in
+        :class:`~firecy.FIRERegressor` ("unit": indicators, ``coef_`` the
+        rule's effect on the class margin; "auto": "unit" for boosted
+        ensembles, "leaf" for forests; the choice made is ``rule_values_``).
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -279,6 +284,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     rule_depth_ : int, tuple of int or None
         The depth the trees were cut at (None: every leaf is a rule; a
         tuple: the depths of a union of cuts).
+    rule_values_ : {"leaf", "unit"}
+        The rule values solved on (``rule_values`` with "auto" resolved).
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
@@ -342,6 +349,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         group_l0=0.0,
         max_rules=14,
         rule_depth="auto",
+        rule_values="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -365,6 +373,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.group_l0 = group_l0
         self.max_rules = max_rules
         self.rule_depth = rule_depth
+        self.rule_values = rule_values
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

@@ -22,6 +22,9 @@ BUILTIN_PENALTIES = ("mcp", "l1")
 
 def check_params(est):
     """Validate the path and selection parameters of a FIRE estimator."""
+    from firecy.estimators._rule_values import check_rule_values
+
+    check_rule_values(getattr(est, "rule_values", "leaf"))
     check_real(est.lam, "lam", low=0.0, allow_none=True)
     lambdas = check_lambdas(getattr(est, "lambdas", None))
     if est.lam is not None and lambdas is not None and not np.any(lambdas >= est.lam):

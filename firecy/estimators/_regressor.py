@@ -128,6 +128,23 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         warning says when the kept rules hold too few rows. A tuple of
         depths takes the nodes at each depth at once, one block per depth
         and tree (``(1, 2)``: single conditions and pairs, RuleFit's design).
+    rule_values : {"auto", "leaf", "unit"}, default="auto"
+        The value in each rule's design column. "leaf": the tree's value for
+        the node (the library's leaf value, or the node value of a depth
+        cut), so ``coef_[j]`` multiplies what the tree predicts there (1 is
+        the tree's own contribution). "unit": every rule's column is its
+        indicator (value 1, as RuleFit), so ``coef_[j]`` is the rule's effect
+        on the raw score. The penalty prices a unit of effect at
+        ``lambda / |value|``: a booster's values shrink along its sequence
+        (learning rate, residuals), so under "leaf" its later trees' rules
+        cost more and FIRE keeps rules of the first few trees. "auto": "unit"
+        for boosted ensembles (GradientBoosting, HistGradientBoosting,
+        XGBoost and LightGBM boosters), "leaf" for forests, extra trees and
+        single trees (and XGBoost / LightGBM in random-forest mode), whose
+        trees share one scale. The choice made is ``rule_values_``;
+        ``ensemble_.leaf_values`` hold the values solved on, which
+        ``predict``, ``rules_``, ``transform`` and the exported code use
+        (``docs/objective.rst``).
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -196,6 +213,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
     rule_depth_ : int, tuple of int or None
         The depth the trees were cut at (None: every leaf is a rule; a
         tuple: the depths of a union of cuts).
+    rule_values_ : {"leaf", "unit"}
+        The rule values solved on (``rule_values`` with "auto" resolved).
     n_rules_ : int
         Number of nonzero rule weights.
     lambda_ : float
@@ -248,6 +267,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         group_l0=0.0,
         max_rules=14,
         rule_depth="auto",
+        rule_values="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -270,6 +290,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.group_l0 = group_l0
         self.max_rules = max_rules
         self.rule_depth = rule_depth
+        self.rule_values = rule_values
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

@@ -53,7 +53,8 @@ class RuleFeaturesMixin(TransformerMixin):
         """The selected rules as features: their design columns on ``X``.
 
         Column ``k`` is design column ``np.flatnonzero(coef_)[k]`` (the
-        ``column`` of :attr:`rules_`): the rule's leaf value on the rows the
+        ``column`` of :attr:`rules_`): the rule's value (``ensemble_.leaf_values``:
+        the tree's value, or 1 with ``rule_values_ == "unit"``) on the rows the
         rule selects, 0 elsewhere, so that the raw prediction is
         ``baseline + intercept_ + transform(X) @ coef_[coef_ != 0]``.
         ``transform(X) != 0`` is the 0/1 rule indicator when no kept leaf

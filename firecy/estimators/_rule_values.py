@@ -1,0 +1,100 @@
+"""The estimators' ``rule_values``: the value a rule puts in its design column.
+
+FIRE solves on the design ``M[i, j] = v_j`` when row ``i`` satisfies rule
+``j`` (0 otherwise).  With ``rule_values="leaf"``, ``v_j`` is the tree's own
+value for the node (the library's leaf value, or the node value of a depth
+cut) and ``coef_[j]`` is a multiplier of it; with ``"unit"``, ``v_j = 1``
+(indicator columns, as RuleFit) and ``coef_[j]`` is the rule's effect on the
+raw score.
+
+Why it matters: the penalty charges ``|coef_j|``, so a unit of effect costs
+``lambda / |v_j|``.  A forest's trees are fitted in parallel to the same
+target, their values are on one scale, and "leaf" weighs the rules by what
+the trees learned.  A booster's trees are fitted in sequence to shrinking
+residuals, scaled by the learning rate: its later trees' values are smaller,
+so under "leaf" their rules cost more per unit of effect and the selection
+keeps rules of the first few trees only.  ``"auto"`` is therefore "unit" for
+boosted ensembles and "leaf" for forests (``benchmarks/any_model_RESULTS.md``).
+
+Everything after the fit reads the fitted ``ensemble_``, whose
+``leaf_values`` are the values solved on: ``predict``, ``rules_``,
+``transform``, the exported code and the risk card agree by construction.
+"""
+import sys
+
+import numpy as np
+
+__all__ = ["apply_rule_values", "check_rule_values", "is_boosted", "resolve_rule_values"]
+
+RULE_VALUES = ("auto", "leaf", "unit")
+
+
+def check_rule_values(rule_values):
+    """``rule_values`` validated: one of "auto", "leaf", "unit"."""
+    if not (isinstance(rule_values, str) and rule_values in RULE_VALUES):
+        raise ValueError(
+            f"rule_values must be 'auto', 'leaf' (the tree's value in each rule's "
+            f"column) or 'unit' (every rule's column an indicator), got {rule_values!r}")
+    return rule_values
+
+
+def is_boosted(model, ensemble):
+    """Whether ``model``'s trees were fitted in sequence (boosting).
+
+    True for scikit-learn's GradientBoosting and HistGradientBoosting models,
+    XGBoost models of more than one boosting round and LightGBM models that
+    do not average their trees; False for random forests, extra trees and
+    single trees, XGBoost in random-forest mode (one round of parallel
+    trees: ``XGBRF*``, ``num_parallel_tree`` with one round) and LightGBM's
+    ``boosting="rf"``.
+    """
+    source = ensemble.source
+    if source == "sklearn":
+        from sklearn.ensemble import (
+            GradientBoostingClassifier,
+            GradientBoostingRegressor,
+            HistGradientBoostingClassifier,
+            HistGradientBoostingRegressor,
+        )
+
+        return isinstance(model, (GradientBoostingClassifier, GradientBoostingRegressor,
+                                  HistGradientBoostingClassifier,
+                                  HistGradientBoostingRegressor))
+    if source == "xgboost":
+        xgb = sys.modules["xgboost"]
+        booster = model.get_booster() if isinstance(model, xgb.XGBModel) else model
+        # the trees of one round are fitted to the same gradient (a forest);
+        # later rounds fit what the earlier ones left
+        return int(booster.num_boosted_rounds()) > 1
+    if source == "lightgbm":
+        # LightGBM's rf mode averages its trees (``average_output``)
+        return not bool(getattr(ensemble._adapter, "average", False))
+    raise ValueError(f"unknown ensemble source {source!r}")  # pragma: no cover
+
+
+def resolve_rule_values(rule_values, model, ensemble):
+    """"leaf" or "unit": ``rule_values`` with "auto" resolved for ``model``."""
+    rule_values = check_rule_values(rule_values)
+    if rule_values != "auto":
+        return rule_values
+    return "unit" if is_boosted(model, ensemble) else "leaf"
+
+
+def apply_rule_values(est, model, ensemble):
+    """The fit's ensemble with the values of ``est.rule_values`` (sets ``rule_values_``).
+
+    ``ensemble`` is the fit's own (built from the model in this fit, cut or
+    not): its ``leaf_values`` are replaced in place under "unit".
+    """
+    resolved = resolve_rule_values(est.rule_values, model, ensemble)
+    est.rule_values_ = resolved
+    if resolved == "unit":
+        ensemble.leaf_values = np.ones(ensemble.n_rules, dtype=np.float64)
+        # summary() says so: the weights are effects, not multipliers
+        how = "rule_values='auto', a boosted ensemble" if est.rule_values == "auto" \
+            else "rule_values='unit'"
+        note = getattr(est, "_rule_depth_note", None)
+        line = (f"rule values: 1 (each rule's column its indicator; {how}): a weight "
+                "is the rule's effect on the raw score")
+        est._rule_depth_note = line if not note else note + "\n" + line
+    return ensemble
