@@ -324,12 +324,40 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
             UserWarning,
             stacklevel=4,
         )
+    if not fixed:
+        _warn_if_budget_unreachable(full, eligible, best, max_rules)
     paths = [
         FIREPath.from_path(p, params=dict(params), validation_error=errors[g],
                            validation_error_std=stds[g], eligible=eligible[g])
         for g, ((params, _), p) in enumerate(zip(grid, full))
     ]
     return paths, best
+
+
+def _warn_if_budget_unreachable(full, eligible, best, max_rules):
+    """Warn when the model keeps no rule only because no path point fits the budget.
+
+    Rules can enter a path together (fused neighbours, ties): a path may jump
+    from 0 rules to more than ``max_rules``, and refinement cannot split such
+    a jump.  The empty model is then the only eligible point, which the user
+    should hear about rather than receive silently.
+    """
+    g, k = best
+    if max_rules is None or max_rules < 1 or full[g].n_rules[k] != 0:
+        return
+    if any(np.any(e & (p.n_rules > 0)) for e, p in zip(eligible, full)):
+        return  # a non-empty model within the budget was there: the CV chose
+    over = [int(c) for p in full for c in p.n_rules if c > max_rules]
+    if not over:
+        return  # the paths never leave the empty model
+    warnings.warn(
+        f"no point of the path keeps between 1 and max_rules={max_rules} rules: it "
+        f"jumps from 0 to {min(over)} rules (rules that enter together, e.g. fused "
+        "neighbours or ties), so the model keeps no rule; raise max_rules, lower "
+        "fusion, or give a finer lambdas grid",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _stage(progress, name):
