@@ -128,7 +128,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         warning says when the kept rules hold too few rows. A tuple of
         depths takes the nodes at each depth at once, one block per depth
         and tree (``(1, 2)``: single conditions and pairs, RuleFit's design).
-    rule_values : {"auto", "leaf", "unit"}, default="auto"
+    rule_values : {"auto", "leaf", "unit"}, default="leaf"
         The value in each rule's design column. "leaf": the tree's value for
         the node (the library's leaf value, or the node value of a depth
         cut), so ``coef_[j]`` multiplies what the tree predicts there (1 is
@@ -267,7 +267,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         group_l0=0.0,
         max_rules=14,
         rule_depth="auto",
-        rule_values="auto",
+        rule_values="leaf",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
