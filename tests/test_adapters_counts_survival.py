@@ -64,8 +64,10 @@ def test_hist_gradient_boosting_poisson():
 
 
 def test_poisson_estimator_uses_the_log_rate_baseline():
-    """With a Poisson booster, FIRE's starting point (every rule weight 1, no
-    intercept) is the booster's own prediction."""
+    """With a Poisson booster, the fitted ensemble's default weights (no
+    intercept) give the booster's own prediction through the log-rate
+    baseline, whatever the rule values solved on (a booster's default is
+    "unit": the values move into ``column_scale``)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     from firecy import FIREPoissonRegressor
@@ -74,6 +76,9 @@ def test_poisson_estimator_uses_the_log_rate_baseline():
     model = HistGradientBoostingRegressor(loss="poisson", max_iter=20, max_depth=3).fit(X, y)
     fire = FIREPoissonRegressor(model, cv=3, random_state=0, rule_depth=None).fit(X, y)
     ens = fire.ensemble_
-    raw = np.asarray(ens.predict_raw(X, np.ones(len(ens.leaf_values)))).reshape(-1)
+    assert fire.rule_values_ == "unit" and np.all(ens.leaf_values == 1.0)
+    raw = np.asarray(ens.predict_raw(X, ens.column_scale)).reshape(-1)
     np.testing.assert_allclose(np.exp(raw), model.predict(X), rtol=1e-6)
+    np.testing.assert_allclose(np.exp(np.asarray(ens.predict_raw(X)).reshape(-1)),
+                               model.predict(X), rtol=1e-6)
     assert fire.n_rules_ <= 14 and np.all(fire.predict(X) > 0)

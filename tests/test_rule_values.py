@@ -226,11 +226,9 @@ def test_bad_rule_values_is_a_clear_error(reg_data, bad, cls):
 def test_gradient_boosting_classifier_auto_is_unit():
     X, y = make_classification(200, 5, random_state=2)
     model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
-    # the default stays "leaf" until the fitted ensemble_ keeps reproducing the
-    # library's own prediction under "unit" (session 33 CI); "auto" is opt-in
     for cls in (FIRERegressor, FIREClassifier, FIREPoissonRegressor, FIRESurvivalRegressor):
-        assert cls().get_params()["rule_values"] == "leaf"
-    clf = _fire(model, X, y, cls=FIREClassifier, rule_values="auto")
+        assert cls().get_params()["rule_values"] == "auto"
+    clf = _fire(model, X, y, cls=FIREClassifier)
     assert clf.rule_values_ == "unit"
     np.testing.assert_allclose(clf.decision_function(X), _design_raw(clf, X),
                                rtol=1e-10, atol=1e-8)
@@ -257,3 +255,53 @@ def test_risk_card_terms_under_unit():
     c, c0 = contributions(clf, Xm, cols)
     np.testing.assert_array_equal(c, clf.coef_[cols])
     np.testing.assert_allclose(A @ c + c0, clf.decision_function(X), rtol=1e-10, atol=1e-8)
+
+
+def _library_models(X, y):
+    return {
+        "gb": GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0),
+        "hgb": HistGradientBoostingRegressor(max_iter=15, random_state=0),
+        "xgboost": xgb.XGBRegressor(n_estimators=15, max_depth=4, n_jobs=1),
+        "lightgbm": lgb.LGBMRegressor(n_estimators=15, n_jobs=1, verbose=-1, random_state=0),
+    }
+
+
+@pytest.mark.parametrize("name", ["gb", "hgb", "xgboost", "lightgbm"])
+@pytest.mark.parametrize("rule_depth", [None, "auto"])
+def test_unit_ensemble_still_reproduces_the_library(reg_data, name, rule_depth):
+    # under "unit" the values move into column_scale: the fitted ensemble_
+    # with its default weights is still the library's prediction (leaves) or
+    # the cut trees' (a cut), while its design is the rules' indicators
+    X, y = reg_data
+    model = _library_models(X, y)[name].fit(X, y)
+    fire = _fire(model, X, y, rule_depth=rule_depth)
+    assert fire.rule_values_ == "unit"
+    ens = fire.ensemble_
+    assert ens.is_indicator and np.all(ens.leaf_values == 1.0)
+    np.testing.assert_array_equal(ens.design(X).data, 1.0)
+    # the same ensemble built afresh (and cut the same way), with its values
+    ref = rule_ensemble_from_model(model)
+    if ens.rule_depth is not None:
+        ref = ref.cut(ens.rule_depth, X=X)
+    np.testing.assert_allclose(ens.column_scale, ref.leaf_values * ref.column_scale)
+    np.testing.assert_allclose(ens.predict_raw(X), ref.predict_raw(X), rtol=1e-12, atol=1e-9)
+    if rule_depth is None:
+        np.testing.assert_allclose(ens.predict_raw(X), ens.reference_predict_raw(X),
+                                   rtol=1e-5, atol=1e-5)
+    # predict is the kept rules' effects, read from the same ensemble
+    np.testing.assert_allclose(fire.predict(X), _design_raw(fire, X), rtol=1e-10, atol=1e-8)
+
+
+def test_to_indicators_is_idempotent_and_refuses_a_later_cut(reg_data):
+    X, y = reg_data
+    model = GradientBoostingRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    values = ens.leaf_values * ens.column_scale
+    assert not ens.is_indicator
+    ens.to_indicators().to_indicators()      # the second call changes nothing
+    assert ens.is_indicator
+    np.testing.assert_array_equal(ens.column_scale, values)
+    np.testing.assert_array_equal(ens.leaf_values, 1.0)
+    np.testing.assert_allclose(ens.predict_raw(X), model.predict(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="cut the ensemble before to_indicators"):
+        ens.cut(2, X=X)

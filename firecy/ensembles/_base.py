@@ -59,7 +59,8 @@ class RuleEnsemble:
         The value the library stores in each leaf.
     tree_scale : ndarray of float64, shape (T,)
         Per-block multiplier: ``design(X) @ np.repeat(tree_scale, sizes) +
-        baseline(X)`` is the library's raw prediction.
+        baseline(X)`` is the library's raw prediction.  After
+        :meth:`to_indicators`, the per-column :attr:`column_scale` carries it.
     tree_class : ndarray of int64, shape (T,)
         Output (class) index each block contributes to.
     leaf_node_ids : ndarray of int64, shape (R,)
@@ -148,6 +149,7 @@ class RuleEnsemble:
         if not blocks:
             raise ValueError(f"the {self.source} model has no trees")
         self._build(blocks)
+        self._indicator_scale = None
         self.rule_depth = None
         self.uncut = None
         self.column_map = None
@@ -274,6 +276,9 @@ class RuleEnsemble:
         >>> cut.n_rules, [len(cut.rules[j]) for j in range(4)]
         (20, [2, 2, 2, 2])
         """
+        if self.is_indicator:
+            # a cut column's value is a mean of its leaves' values, lost here
+            raise ValueError("cut the ensemble before to_indicators(), not after")
         if column_weight is None and X is not None:
             sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
             column_weight = column_weights(self.leaf_table(X), sw, self.n_rules)
@@ -307,8 +312,40 @@ class RuleEnsemble:
 
     @property
     def column_scale(self) -> np.ndarray:
-        """Per-column ``tree_scale``, shape (R,): the default coefficients."""
+        """The default coefficients, shape (R,): with them ``predict_raw(X)``
+        is the library's raw prediction (or the cut trees' prediction).
+
+        The per-column ``tree_scale``; after :meth:`to_indicators`, each
+        column's former value times it.
+        """
+        scale = getattr(self, "_indicator_scale", None)  # absent from old pickles
+        if scale is not None:
+            return scale
         return np.repeat(self.tree_scale, self.tree_sizes)
+
+    @property
+    def is_indicator(self) -> bool:
+        """Whether :meth:`to_indicators` made every column an indicator."""
+        return getattr(self, "_indicator_scale", None) is not None
+
+    def to_indicators(self):
+        """In place: every design column becomes its rule's indicator.
+
+        ``leaf_values`` become 1 and the values move into
+        :attr:`column_scale`, so that ``predict_raw(X)`` with the default
+        coefficients still reproduces the library's raw prediction, while a
+        coefficient is now the rule's effect on the raw score (RuleFit's
+        design).  The estimators' ``rule_values="unit"`` calls it.
+
+        Returns
+        -------
+        self : RuleEnsemble
+        """
+        if not self.is_indicator:
+            scale = np.asarray(self.leaf_values, dtype=np.float64) * self.column_scale
+            self.leaf_values = np.ones(self.n_rules, dtype=np.float64)
+            self._indicator_scale = scale
+        return self
 
     # -- data-dependent -----------------------------------------------------
     def apply(self, X) -> np.ndarray:

@@ -217,7 +217,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     rule_depth : "auto", int, tuple of int or None, default="auto"
         Which nodes of each tree are rules, as in
         :class:`~firecy.FIRERegressor` (the depth used is ``rule_depth_``).
-    rule_values : {"auto", "leaf", "unit"}, default="leaf"
+    rule_values : {"auto", "leaf", "unit"}, default="auto"
         The value in each rule's design column, as in
         :class:`~firecy.FIRERegressor` ("unit": indicators, ``coef_`` the
         rule's effect on the class margin; "auto": "unit" for boosted
@@ -349,7 +349,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         group_l0=0.0,
         max_rules=14,
         rule_depth="auto",
-        rule_values="leaf",
+        rule_values="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",

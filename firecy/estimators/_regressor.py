@@ -128,7 +128,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         warning says when the kept rules hold too few rows. A tuple of
         depths takes the nodes at each depth at once, one block per depth
         and tree (``(1, 2)``: single conditions and pairs, RuleFit's design).
-    rule_values : {"auto", "leaf", "unit"}, default="leaf"
+    rule_values : {"auto", "leaf", "unit"}, default="auto"
         The value in each rule's design column. "leaf": the tree's value for
         the node (the library's leaf value, or the node value of a depth
         cut), so ``coef_[j]`` multiplies what the tree predicts there (1 is
@@ -144,7 +144,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         trees share one scale. The choice made is ``rule_values_``;
         ``ensemble_.leaf_values`` hold the values solved on, which
         ``predict``, ``rules_``, ``transform`` and the exported code use
-        (``docs/objective.rst``).
+        (under "unit" the tree's values move into ``ensemble_.column_scale``,
+        so ``ensemble_.predict_raw(X)`` is still the library's prediction;
+        ``docs/objective.rst``).
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -267,7 +269,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         group_l0=0.0,
         max_rules=14,
         rule_depth="auto",
-        rule_values="leaf",
+        rule_values="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",

@@ -19,10 +19,10 @@ boosted ensembles and "leaf" for forests (``benchmarks/any_model_RESULTS.md``).
 Everything after the fit reads the fitted ``ensemble_``, whose
 ``leaf_values`` are the values solved on: ``predict``, ``rules_``,
 ``transform``, the exported code and the risk card agree by construction.
+Under "unit" the values move into ``ensemble_.column_scale`` (the default
+coefficients), so ``ensemble_.predict_raw(X)`` still reproduces the library.
 """
 import sys
-
-import numpy as np
 
 __all__ = ["apply_rule_values", "check_rule_values", "is_boosted", "resolve_rule_values"]
 
@@ -89,7 +89,9 @@ def apply_rule_values(est, model, ensemble):
     resolved = resolve_rule_values(est.rule_values, model, ensemble)
     est.rule_values_ = resolved
     if resolved == "unit":
-        ensemble.leaf_values = np.ones(ensemble.n_rules, dtype=np.float64)
+        # the values move into the default coefficients: ensemble_.predict_raw(X)
+        # still reproduces the library's (or the cut trees') raw prediction
+        ensemble.to_indicators()
         # summary() says so: the weights are effects, not multipliers
         how = "rule_values='auto', a boosted ensemble" if est.rule_values == "auto" \
             else "rule_values='unit'"

@@ -109,7 +109,7 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
         group_l0=0.0,
         max_rules=14,
         rule_depth="auto",
-        rule_values="leaf",
+        rule_values="auto",
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
