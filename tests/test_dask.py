@@ -149,6 +149,15 @@ def test_sampled_squared_refit_is_least_squares_on_all_rows(reg):
     # the supports are over every row; the sample is independent of partitioning
     np.testing.assert_allclose(fire.rules_.sort_values("column")["support"],
                                rule_supports(fire, X), atol=1e-12)
+    # the all-rows pass routes the kept rules' trees only: their columns'
+    # supports are every row's, the other trees' columns are not computed
+    from firecy.rules._inputs import leaf_support
+    kept = np.flatnonzero(fire.coef_)
+    expected = leaf_support(fire.ensemble_, X, None, columns=kept)
+    known = ~np.isnan(expected)
+    assert known.sum() < fire.ensemble_.n_rules
+    np.testing.assert_array_equal(np.isnan(fire._train_support), ~known)
+    np.testing.assert_allclose(fire._train_support[known], expected[known], atol=1e-12)
     other = fit_dask(FIRERegressor(rf, **kw), da.from_array(X, chunks=(64, -1)),
                      da.from_array(y, chunks=64), sample_size=300)
     np.testing.assert_allclose(other.coef_, fire.coef_, atol=1e-8)

@@ -146,8 +146,9 @@ def _compact_task(i, x, y, w, est, kept, offset, seed, rates, classify):
 
     Returns the kept rules' indicators (bit-packed, rows x ceil(k/8) bytes),
     the target (y - baseline, or class codes and the baseline), the weights,
-    the rows outside the sample, and the weighted count of rows per design
-    column (the rules' supports).
+    the rows outside the sample, the weighted count of rows per design
+    column of the kept rules' trees (the rules' supports) and the rows'
+    total weight.
     """
     y, w = as_1d(y), as_1d(w)
     n = check_rows(i, x, y, w)
@@ -165,13 +166,17 @@ def _compact_task(i, x, y, w, est, kept, offset, seed, rates, classify):
         Xm = est._validate_predict_data(x)
     except ValueError as err:
         raise ValueError(f"row partition {i}: {err}") from err
-    table = ens.leaf_table(Xm)
+    # the kept rules' trees only (a few of hundreds): the supports the
+    # report reads are the kept rules', and the refit needs no other column
+    tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
+    blocks, at = np.unique(tree, return_inverse=True)
+    table = ens.leaf_table(Xm, blocks=blocks) if blocks.size \
+        else np.empty((n, 0), dtype=np.int32)
     base = np.asarray(ens.baseline(Xm), dtype=np.float64)
     T = table.shape[1]
     counts = np.bincount(table.reshape(-1), weights=None if w is None else np.repeat(w, T),
                          minlength=R).astype(np.float64)
-    tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
-    lands = table[:, tree] == kept[None, :]
+    lands = table[:, at] == kept[None, :]
     del table
     u = uniforms(offset, n, seed)
     rate = rates[0] if not classify else rates[codes]
@@ -180,6 +185,7 @@ def _compact_task(i, x, y, w, est, kept, offset, seed, rates, classify):
         "w": None if w is None else np.asarray(w, dtype=np.float64),
         "outside": u >= rate,
         "counts": counts,
+        "weight": float(n if w is None else np.sum(w)),
     }
     if classify:
         out["code"] = codes.astype(np.int32)
@@ -230,7 +236,7 @@ def _logistic_task(c, values, fit_intercept, beta, beta_sample=None):
 
 
 def _counts(c):
-    return None if c is None else c["counts"]
+    return None if c is None else (c["counts"], c["weight"])
 
 
 def _sum(results, key):
@@ -353,11 +359,18 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
         dask.delayed(_compact_task)(i, xp[i], yp[i], wp[i], est_d, kept, int(offsets[i]), seed,
                                     rates, classify)
         for i in range(len(xp))])
-    counts = dask.compute(*[dask.delayed(_counts)(c) for c in compact])
-    counts = sum(c for c in counts if c is not None)
-    # every row lands once per tree: the total weight is any tree's sum
-    total = float(counts[ens.block_ptr[0]:ens.block_ptr[1]].sum())
-    est._train_support = counts / total
+    pieces = [c for c in dask.compute(*[dask.delayed(_counts)(c) for c in compact])
+              if c is not None]
+    counts = sum(c[0] for c in pieces)
+    total = float(sum(c[1] for c in pieces))
+    # known for the columns of the kept rules' trees (the ones routed), NaN
+    # for the others, as rules.leaf_support(columns=) gives them
+    support = counts / total
+    routed = np.zeros(len(support), dtype=bool)
+    for t in np.unique(np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1):
+        routed[ens.block_ptr[t]:ens.block_ptr[t + 1]] = True
+    support[~routed] = np.nan
+    est._train_support = support
     info = {"n_rows": n, "sample_rows": int(n_sample), "sampled": True, "refit": False,
             "n_partitions": len(xp), "sample_fraction": p}
     passes = 3

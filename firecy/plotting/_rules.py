@@ -152,7 +152,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     contrib = coef * np.asarray(ensemble.leaf_values, dtype=np.float64)
     order = sorted(kept.tolist(), key=lambda j: (-abs(contrib[j]), j))
     rank = {j: i + 1 for i, j in enumerate(order)}
-    support = leaf_support(ensemble, X, sample_weight) if X is not None else None
+    support = leaf_support(ensemble, X, sample_weight, columns=kept) if X is not None else None
 
     trees = {}
     for j, t in zip(kept.tolist(), tree_of(ensemble, kept).tolist()):

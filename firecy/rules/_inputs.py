@@ -68,10 +68,26 @@ def column_class(ensemble, cols):
     return np.asarray(tree_class)[tree_of(ensemble, cols)]
 
 
-def leaf_support(ensemble, X, sample_weight):
-    """Weighted fraction of the rows of X in each leaf column, shape (R,)."""
-    return column_support(np.asarray(ensemble.leaf_table(X)), int(ensemble.n_rules),
-                          sample_weight)
+def leaf_support(ensemble, X, sample_weight, columns=None):
+    """Weighted fraction of the rows of X in each leaf column, shape (R,).
+
+    With ``columns`` (the kept rules), the rows are routed only through the
+    trees holding them (a fit keeps a few rules of hundreds of trees): the
+    columns of the other trees are NaN.
+    """
+    R = int(ensemble.n_rules)
+    if columns is None:
+        return column_support(np.asarray(ensemble.leaf_table(X)), R, sample_weight)
+    blocks = np.unique(tree_of(ensemble, np.asarray(columns, dtype=np.int64)))
+    if blocks.size == 0:
+        return np.full(R, np.nan)
+    support = column_support(np.asarray(ensemble.leaf_table(X, blocks=blocks)), R,
+                             sample_weight)
+    routed = np.zeros(R, dtype=bool)
+    for t in blocks.tolist():
+        routed[ensemble.block_ptr[t]:ensemble.block_ptr[t + 1]] = True
+    support[~routed] = np.nan
+    return support
 
 
 def column_support(leaves, n_columns, sample_weight=None):

@@ -151,7 +151,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
             raise ValueError(f"support has {support.shape[0]} values for "
                              f"{len(leaf_values)} rules")
     elif X is not None:
-        support = leaf_support(ensemble, X, sample_weight)
+        support = leaf_support(ensemble, X, sample_weight, columns=np.flatnonzero(coef))
     show = missing_features(X, show_missing)
     multi = n_outputs(ensemble) > 1
     labels = class_labels(ensemble, classes)
