@@ -35,6 +35,7 @@ from lightgbm import LGBMRegressor
 from sklearn.model_selection import train_test_split
 
 from firecy import FIRERegressor
+from firecy.ensembles import rule_ensemble_from_model
 from firecy.plotting import plot_rules
 from firecy.rules import (evaluate_parsed, library_reading, parse_rule, rule_text, rules_report,
                           rules_table)
@@ -74,28 +75,34 @@ def rmse(pred):
 
 
 print(f"{fire.n_rules_} rules:  test RMSE {rmse(fire.predict(X_test)):.1f}")
-print(f"LightGBM, {ens.n_rules} leaves: test RMSE {rmse(lgbm.predict(X_test)):.1f}")
+print(f"LightGBM, {rule_ensemble_from_model(lgbm).n_rules} leaves: test RMSE {rmse(lgbm.predict(X_test)):.1f}")
 print(f"the training mean:  test RMSE {rmse(np.full(len(y_test), y_train.mean())):.1f}")
 
 # %%
 # The text is the model
 # ---------------------
-# Read every leaf's text back and apply it to the test rows as LightGBM
+# FIRE's rules are the model's trees cut at depth 3 (``rule_depth="auto"``;
+# ``fire.summary()`` says so), each weighted by its effect on the price.
+# The model itself is all its leaves: read every leaf's text back and apply
+# it to the test rows as LightGBM
 # reads its input (:func:`~firecy.rules.library_reading`: float64, and
 # LightGBM's rule that a value within ``1e-35`` of 0 is 0). The categorical
 # column is compared by label. Summing the leaf values of the rules each row
 # satisfies gives LightGBM's own predictions.
-reading = library_reading(ens)
+leaves = rule_ensemble_from_model(lgbm)  # every leaf, with the model's values
+reading = library_reading(leaves)
 print(reading)
-names = list(ens.feature_names)
+names = list(leaves.feature_names)
 X_values = X_test
-from_text = ens.baseline(X_test).copy()
-for j in range(ens.n_rules):
-    rows = evaluate_parsed(parse_rule(rule_text(ens, j, show_missing=True), names), X_values,
-                           **reading)
-    from_text[rows] += ens.column_scale[j] * ens.leaf_values[j]
-print(f"{ens.n_rules} rules read back from text; largest difference from "
+from_text = leaves.baseline(X_test).copy()
+for j in range(leaves.n_rules):
+    rows = evaluate_parsed(parse_rule(rule_text(leaves, j, show_missing=True), names),
+                           X_values, **reading)
+    from_text[rows] += leaves.column_scale[j] * leaves.leaf_values[j]
+print(f"{leaves.n_rules} leaves read back from text; largest difference from "
       f"lgbm.predict: {np.max(np.abs(from_text - lgbm.predict(X_test))):.2g} (thousand $)")
+# the documentation build fails if the text ever stops being the model
+assert np.allclose(from_text, lgbm.predict(X_test), rtol=1e-9, atol=1e-9)
 
 # %%
 # And for the kept rules, against :meth:`FIRERegressor.predict

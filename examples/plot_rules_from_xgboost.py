@@ -35,6 +35,7 @@ from sklearn.model_selection import train_test_split
 from xgboost import XGBRegressor
 
 from firecy import FIRERegressor
+from firecy.ensembles import rule_ensemble_from_model
 from firecy.rules import (evaluate_parsed, library_reading, parse_rule, rule_text, rules_report,
                           rules_table)
 
@@ -52,9 +53,13 @@ xgb.fit(X_train, y_train)
 # %%
 # Ten rules
 # ---------
-# A fitted model is used as is. FIRE learns one weight per leaf; the
-# curvature-scaled MCP with ``gamma=1.1`` keeps very few, and light fusion
-# (``fusion=0.5``) favours leaves of the same tree.
+# A fitted model is used as is. FIRE learns one weight per rule, here every
+# leaf of the depth-3 trees; the curvature-scaled MCP with ``gamma=1.1``
+# keeps very few, and light fusion (``fusion=0.5``) favours leaves of the
+# same tree. On a boosted model each rule's design column is its 0/1
+# indicator (``rule_values="auto"``), so a weight is what the rule adds to
+# the price: a booster's later trees hold ever smaller values, which would
+# otherwise price their rules out.
 fire = FIRERegressor(xgb, gamma=1.1, fusion=0.5, max_rules=10, random_state=0)
 fire.fit(X_train, y_train)
 print(rules_report(fire, X=X_train))
@@ -82,19 +87,19 @@ print(f"the training mean:  test RMSE {rmse(np.full(len(y_test), y_train.mean())
 # %%
 # Missing values
 # --------------
-# None of the ten rules tests a feature with missing values. Other leaves
-# do: here are the leaves of the first tree that splits on
-# ``Garage.Yr.Blt``, with the suffixes of every feature
-# (``show_missing=True``). Where ``Garage.Yr.Blt`` is tested, XGBoost has
-# learned to send the houses without a garage to one side, and the text
-# says which.
-ens = fire.ensemble_
-tree = next(t for t in range(ens.n_trees)
-            if any("Garage.Yr.Blt" in rule_text(ens, j)
-                   for j in range(ens.block_ptr[t], ens.block_ptr[t + 1])))
+# The report marks ``(or missing)`` on the conditions that a house with the
+# feature missing satisfies. Every leaf of the model is a rule: here are the
+# leaves of the first tree that splits on ``Garage.Yr.Blt``, with the
+# suffixes of every feature (``show_missing=True``) and XGBoost's own leaf
+# values. Where ``Garage.Yr.Blt`` is tested, XGBoost has learned to send
+# the houses without a garage to one side, and the text says which.
+leaves = rule_ensemble_from_model(xgb)  # every leaf, with the model's values
+tree = next(t for t in range(leaves.n_trees)
+            if any("Garage.Yr.Blt" in rule_text(leaves, j)
+                   for j in range(leaves.block_ptr[t], leaves.block_ptr[t + 1])))
 print(f"tree {tree}:")
-for j in range(ens.block_ptr[tree], ens.block_ptr[tree + 1]):
-    print(f"  {rule_text(ens, j, show_missing=True)}  ->  {ens.leaf_values[j]:+.2f}")
+for j in range(leaves.block_ptr[tree], leaves.block_ptr[tree + 1]):
+    print(f"  {rule_text(leaves, j, show_missing=True)}  ->  {leaves.leaf_values[j]:+.2f}")
 
 # %%
 # The text is the model
@@ -105,24 +110,26 @@ for j in range(ens.block_ptr[tree], ens.block_ptr[tree + 1]):
 # (:func:`~firecy.rules.library_reading`: float32). Summing the leaf values
 # of the rules each row satisfies, plus the baseline, gives XGBoost's own
 # predictions, up to float32 rounding of its sum of 100 trees.
-reading = library_reading(ens)
+reading = library_reading(leaves)
 print(reading)
-names = list(ens.feature_names)
+names = list(leaves.feature_names)
 X_values = X_test.to_numpy(dtype=np.float64)
-from_text = ens.baseline(X_test).copy()
-for j in range(ens.n_rules):
-    text = rule_text(ens, j, show_missing=True)
+from_text = leaves.baseline(X_test).copy()
+for j in range(leaves.n_rules):
+    text = rule_text(leaves, j, show_missing=True)
     rows = evaluate_parsed(parse_rule(text, names), X_values, **reading)
-    from_text[rows] += ens.column_scale[j] * ens.leaf_values[j]
-print(f"{ens.n_rules} rules read back from text; largest difference from "
+    from_text[rows] += leaves.column_scale[j] * leaves.leaf_values[j]
+print(f"{leaves.n_rules} rules read back from text; largest difference from "
       f"xgb.predict: {np.max(np.abs(from_text - xgb.predict(X_test))):.2g} (thousand $)")
+# the documentation build fails if the text ever stops being the model
+assert np.allclose(from_text, xgb.predict(X_test), rtol=1e-5, atol=1e-3)
 
 # %%
 # The same check for the ten kept rules, against :meth:`FIRERegressor.predict
 # <firecy.FIRERegressor.predict>`: the intercept plus the contributions of the
 # rules a row satisfies.
 table = rules_table(fire, X=X_train, show_missing=True)
-intercept = fire.intercept_ + ens.baseline(X_test)
+intercept = fire.intercept_ + fire.ensemble_.baseline(X_test)
 kept = sum(row.contribution * evaluate_parsed(parse_rule(row.rule, names), X_values, **reading)
            for row in table.itertuples())
 print(f"largest difference from fire.predict: "
@@ -131,8 +138,9 @@ print(f"largest difference from fire.predict: "
 # %%
 # What each rule adds
 # -------------------
-# Each bar is a kept rule's contribution (weight times leaf value), with the
-# share of training houses that satisfy it.
+# Each bar is a kept rule's contribution (its weight times its column's
+# value, 1 here: the weight itself), with the share of training houses that
+# satisfy it.
 fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
 order = np.arange(len(table))[::-1]
 ax.barh(order, table["contribution"], color=np.where(table["contribution"] > 0, "C0", "C3"))
