@@ -390,7 +390,9 @@ def rate_table(df):
 
 def summary_rows(df, agg):
     """One line per group of runs: misses per run and per (dataset, model)."""
-    groups = [("defaults (rf, xgb, lgbm), auto",
+    # the models present, in the script's order ("rf, xgb, lgbm" for the default list)
+    present = [m for m in MODELS if m not in (REFERENCE, NOISE_FLOOR) and (df.model == m).any()]
+    groups = [(f"defaults ({', '.join(present)}), auto",
                (~df.model.isin([REFERENCE, NOISE_FLOOR])) & (df.rule_depth == "auto")),
               ("rf3x500b (noise floor)", df.model == NOISE_FLOOR)]
     if (df.rule_depth == "None").any() and (df.model != REFERENCE).any():
