@@ -9,7 +9,14 @@ training rows at their library defaults:
   floor: how far the reference misses itself);
 * ``rf``: ``RandomForest*()`` (100 fully grown trees);
 * ``xgb``: ``XGB*()`` (depth 6);
-* ``lgbm``: ``LGBM*()`` (31 leaves).
+* ``lgbm``: ``LGBM*()`` (31 leaves);
+* ``gb``, ``hgb`` (session 34, only when ``--models`` names them, so that the
+  older commands reproduce): ``GradientBoosting*()`` (100 trees of depth 3)
+  and ``HistGradientBoosting*()`` (up to 100 trees of 31 leaves), each with
+  ``random_state=seed`` only (``hgb``'s fit, prediction and FIRE fit hold
+  ``n_jobs`` OpenMP threads: it has no ``n_jobs`` of its own).  ``gb`` is
+  skipped on a dataset with missing values (biopsy): the library refuses
+  them, and imputing would change the data the other models see.
 
 Then FIRE at its defaults (``rule_depth="auto"``) on each prefitted model, the
 same folds (``random_state=seed``) for every model of a split; the reference
@@ -42,9 +49,10 @@ misclassification rate's ratio to the reference's next to the log-loss ratio
     python benchmarks/any_model.py --from-csv RAW.csv [RAW2.csv ...] [--seed-list 0,1]
         --out FILE
 
-``--rule-values`` passes ``rule_values`` to every FIRE fit (the rows then
-record it and ``rule_values_``); ``--models rf3x500,xgb,lgbm`` fits only those
-(keep ``rf3x500``, the reference of the ratios).
+``--rule-values`` passes ``rule_values`` to every FIRE fit (the rows record
+it, or "default" without the option, and ``rule_values_``); ``--models
+rf3x500,xgb,lgbm`` fits only those (keep ``rf3x500``, the reference of the
+ratios); ``gb`` and ``hgb`` are fitted only when named there.
 ``--quick``: two datasets, one seed (CI-sized, about a minute).  ``--csv``
 appends each run's row as it is measured (a partial run keeps what it did);
 ``--from-csv`` writes the report of saved rows without fitting.
@@ -76,6 +84,12 @@ DATASETS = {
 }
 QUICK = ("diabetes", "breast_cancer")
 REFERENCE, NOISE_FLOOR = "rf3x500", "rf3x500b"
+# fitted only when --models names them: the default list (and so every older
+# command and saved row) stays rf3x500, rf3x500b, rf, xgb, lgbm
+OPTIONAL = ("gb", "hgb")
+MODELS = (REFERENCE, NOISE_FLOOR, "rf", "xgb", "lgbm") + OPTIONAL
+# models whose library refuses missing values (biopsy has some): skipped there
+NO_NAN = ("gb",)
 # the second depth-3 forest's seed: far from every split seed, so that it is
 # never the reference forest of another split
 NOISE_FLOOR_OFFSET = 10_000
@@ -142,9 +156,11 @@ def load(name):
     raise ValueError(name)
 
 
-def models(task, seed, n_jobs=2, noise_floor=False):
+def models(task, seed, n_jobs=2, noise_floor=False, optional=()):
     """The models of a split, unfitted: the reference first, then (with
-    ``noise_floor``) the second depth-3 forest, then the library defaults."""
+    ``noise_floor``) the second depth-3 forest, then the library defaults,
+    then those of ``optional`` (a subset of ``OPTIONAL``), in ``OPTIONAL``'s
+    order."""
     import lightgbm
     import xgboost
     from sklearn import ensemble
@@ -160,7 +176,27 @@ def models(task, seed, n_jobs=2, noise_floor=False):
         random_state=seed, n_jobs=n_jobs)
     out["lgbm"] = (lightgbm.LGBMRegressor if reg else lightgbm.LGBMClassifier)(
         random_state=seed, n_jobs=n_jobs, verbose=-1)
+    if "gb" in optional:
+        out["gb"] = (ensemble.GradientBoostingRegressor if reg
+                     else ensemble.GradientBoostingClassifier)(random_state=seed)
+    if "hgb" in optional:
+        out["hgb"] = (ensemble.HistGradientBoostingRegressor if reg
+                      else ensemble.HistGradientBoostingClassifier)(random_state=seed)
     return out
+
+
+def _threads(mname, n_jobs):
+    """A context holding ``hgb``'s OpenMP threads to ``n_jobs`` (it has no
+    ``n_jobs`` parameter) in its fit, its prediction and the FIRE fit on it
+    (which may call the library); no limit for the other models (they take
+    ``n_jobs``), so that their rows reproduce the older runs'."""
+    from contextlib import nullcontext
+
+    if mname != "hgb":
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=n_jobs, user_api="openmp")
 
 
 def path_facts(fire):
@@ -200,14 +236,23 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only
         stratify=y if task == "classification" else None)
     Fire = FIRERegressor if task == "regression" else FIREClassifier
     rows = []
-    for mname, model in models(task, seed, n_jobs, noise_floor=True).items():
+    optional = () if only is None else tuple(m for m in OPTIONAL if m in only)
+    for mname, model in models(task, seed, n_jobs, noise_floor=True,
+                               optional=optional).items():
         if only is not None and mname not in only:
             continue
-        model.fit(Xtr, ytr)
-        if task == "regression":
-            model_err = mean_squared_error(yte, model.predict(Xte))
-        else:
-            model_err = log_loss(yte, model.predict_proba(Xte), labels=model.classes_)
+        if mname in NO_NAN and Xtr.isna().to_numpy().any():
+            # GradientBoosting* refuses NaN; imputing would change the data
+            # the other models see: no row (biopsy)
+            print(f"{name} seed {seed}: {mname} skipped (the library refuses missing "
+                  "values)", file=sys.stderr, flush=True)
+            continue
+        with _threads(mname, n_jobs):
+            model.fit(Xtr, ytr)
+            if task == "regression":
+                model_err = mean_squared_error(yte, model.predict(Xte))
+            else:
+                model_err = log_loss(yte, model.predict_proba(Xte), labels=model.classes_)
         if mname == REFERENCE:
             depths = [None]
         elif mname == NOISE_FLOOR:
@@ -215,7 +260,7 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only
         else:
             depths = [None, "auto"] if leaves else ["auto"]
         for depth in depths:
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, _threads(mname, n_jobs):
                 warnings.simplefilter("always")
                 c0, t0 = time.process_time(), time.perf_counter()
                 extra = {} if rule_values is None else {"rule_values": rule_values}
@@ -236,8 +281,9 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only
                 test_error=err, error_rate=rate, rules=fire.n_rules_,
                 antecedents=int(count_antecedents(fire)), fit_cpu_s=cpu, fit_s=secs,
                 warned=small, model_error=model_err, **path_facts(fire),
-                **({} if rule_values is None else
-                   {"rule_values": rule_values, "rule_values_used": fire.rule_values_}),
+                # the value used is recorded under the default too (session 34)
+                rule_values="default" if rule_values is None else rule_values,
+                rule_values_used=fire.rule_values_,
             ))
             print(rows[-1], file=sys.stderr, flush=True)
             if csv:
@@ -344,7 +390,9 @@ def rate_table(df):
 
 def summary_rows(df, agg):
     """One line per group of runs: misses per run and per (dataset, model)."""
-    groups = [("defaults (rf, xgb, lgbm), auto",
+    # the models present, in the script's order ("rf, xgb, lgbm" for the default list)
+    present = [m for m in MODELS if m not in (REFERENCE, NOISE_FLOOR) and (df.model == m).any()]
+    groups = [(f"defaults ({', '.join(present)}), auto",
                (~df.model.isin([REFERENCE, NOISE_FLOOR])) & (df.rule_depth == "auto")),
               ("rf3x500b (noise floor)", df.model == NOISE_FLOOR)]
     if (df.rule_depth == "None").any() and (df.model != REFERENCE).any():
@@ -421,16 +469,21 @@ def main(argv=None):
                    help="also rule_depth=None (every leaf) on the default models")
     p.add_argument("--rule-values", choices=("auto", "leaf", "unit"),
                    help="pass rule_values to every FIRE fit (default: the estimators' "
-                        "default; the rows then record it and the value used)")
+                        "default; the rows record it, or \"default\", and the value used)")
     p.add_argument("--models",
-                   help="comma-separated models to fit (default: all; include rf3x500, "
-                        "the reference, for the ratios and the same-process time ratio)")
+                   help=f"comma-separated models to fit, of {', '.join(MODELS)} (default: "
+                        f"all but {', '.join(OPTIONAL)}; include rf3x500, the reference, "
+                        "for the ratios and the same-process time ratio)")
     p.add_argument("--csv", help="append every run's raw row to this CSV file")
     p.add_argument("--from-csv", nargs="+",
                    help="report saved rows (with --seed-list: those seeds); fit nothing")
     # any_model_RESULTS.md keeps older sessions' sections: not overwritten by default
     p.add_argument("--out", help="also write the report to this file")
     args = p.parse_args(argv)
+    if args.models is not None:
+        unknown = sorted(set(args.models.split(",")) - set(MODELS))
+        if unknown:
+            p.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(MODELS)}")
     argv = sys.argv[1:] if argv is None else argv
     t0 = time.perf_counter()
     if args.from_csv:

@@ -18,6 +18,16 @@ two of its standard errors above 0.
     python benchmarks/any_model_unit_compare.py --before benchmarks/any_model_runs.csv \
         benchmarks/any_model_runs_new4.csv --after benchmarks/any_model_unit_runs.csv \
         [--seed-list 0,...,9] [--out FILE]
+
+Session 34: ``--models gb,hgb`` compares other boosted models (default
+``xgb,lgbm``); ``--noise-floor FILES`` takes the ``rf3x500b`` rows from
+saved runs (their own references give the ratios) when the ``--before`` rows
+have none, restricted to the seeds compared:
+
+    python benchmarks/any_model_unit_compare.py --models gb,hgb \
+        --before benchmarks/any_model_gbhgb_leaf_runs.csv \
+        --after benchmarks/any_model_gbhgb_auto_runs.csv \
+        --noise-floor benchmarks/any_model_runs.csv benchmarks/any_model_runs_new4.csv
 """
 import argparse
 import os
@@ -43,7 +53,10 @@ def _gm(x):
     return float(np.exp(np.mean(np.log(np.asarray(x, dtype=float)))))
 
 
-def compare(before, after, seeds=None):
+def compare(before, after, seeds=None, boosted=BOOSTED, noise_floor=None):
+    """Per (dataset, model of ``boosted``) the change from ``before`` to
+    ``after``; the noise floor from ``noise_floor``'s ``rf3x500b`` rows (the
+    same seeds as ``after``) or, without it, from ``before``'s."""
     if seeds is not None:
         before = before[before.seed.isin(seeds)]
         after = after[after.seed.isin(seeds)]
@@ -55,11 +68,17 @@ def compare(before, after, seeds=None):
     rb = b[b.model == REFERENCE].set_index(["dataset", "seed"])
     ra = a[a.model == REFERENCE].set_index(["dataset", "seed"])
     same_ref = (rb.loc[ra.index, "test_error"].to_numpy() == ra.test_error.to_numpy())
-    nf = b[b.model == NOISE_FLOOR]
+    if noise_floor is None:
+        nf = b[b.model == NOISE_FLOOR]
+    else:
+        nf = noise_floor[noise_floor.seed.isin(set(after.seed))
+                         & noise_floor.dataset.isin(set(after.dataset))]
+        nf = with_ratios(nf)
+        nf = nf[nf.model == NOISE_FLOOR]
     sd_nf = nf.groupby("dataset").apply(lambda d: np.log(d.error_ratio).std(),
                                         include_groups=False)
     rows = []
-    for (ds, m), db in b[b.model.isin(BOOSTED)].groupby(["dataset", "model"], sort=False):
+    for (ds, m), db in b[b.model.isin(boosted)].groupby(["dataset", "model"], sort=False):
         da = a[(a.dataset == ds) & (a.model == m)].set_index("seed")
         db = db.set_index("seed").loc[da.index]
         # the boosters are refitted: the same model as before (bitwise error)
@@ -139,10 +158,17 @@ def main(argv=None):
     p.add_argument("--before", nargs="+", required=True)
     p.add_argument("--after", nargs="+", required=True)
     p.add_argument("--seed-list")
+    p.add_argument("--models", default=",".join(BOOSTED),
+                   help="comma-separated boosted models to compare (default: xgb,lgbm)")
+    p.add_argument("--noise-floor", nargs="+",
+                   help="saved runs whose rf3x500b rows give the noise floor "
+                        "(default: the --before rows)")
     p.add_argument("--out")
     args = p.parse_args(argv)
     seeds = None if not args.seed_list else [int(s) for s in args.seed_list.split(",")]
-    t, same_ref, a, b = compare(_read(args.before), _read(args.after), seeds)
+    nf = None if not args.noise_floor else _read(args.noise_floor)
+    t, same_ref, a, b = compare(_read(args.before), _read(args.after), seeds,
+                                tuple(args.models.split(",")), nf)
     text = report(t, same_ref, a, b)
     if args.out:
         with open(args.out, "w") as fh:
