@@ -47,10 +47,13 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from any_model import DATASETS, REFERENCE, load, models  # noqa: E402
+from any_model import DATASETS, REFERENCE, load, models, path_facts  # noqa: E402
 
 MISSES = [("breast_cancer", "xgb"), ("boston", "lgbm"), ("housing", "xgb"), ("boston", "xgb")]
 CONTROLS = [("boston", "rf"), ("housing", "rf"), ("breast_cancer", "rf")]
+# session 34: every boosted cell of any_model.py (ten data sets x xgb, lgbm)
+BOOSTED = [(d, m) for d in DATASETS for m in ("xgb", "lgbm")]
+FORESTS = [(d, "rf") for d in DATASETS]
 
 _MODE = {"values": None}
 
@@ -96,19 +99,38 @@ def _install_patch():
     base.rules_at_depth = patched
 
 
+# name: (FIRE kwargs on the model, design patch, reference kwargs).  The
+# reference kwargs (None: the reference at its defaults) are for the budget
+# variants, where the ratio is to the reference at the same budget.
+# Since session 34, FIRE's default is rule_values="auto" ("unit" on a booster,
+# "leaf" on a forest): "base" is that default; "leaf" is session 33's base.
+# Session 33's variants (treenorm, gammacv, l1, d2, ...) were measured with
+# "leaf" values; here the unnamed ones run on top of the current default.
 VARIANTS = {
-    "base": ({}, None),
-    "treenorm": ({}, "treenorm"),
-    "unit": ({}, "unit"),
-    "gammacv": ({"gamma": [1.1, 3.0, 10.0]}, None),
-    "l1": ({"penalty": "l1"}, None),
-    "d2": ({"rule_depth": 2}, None),
-    "d3": ({"rule_depth": 3}, None),
-    "d4": ({"rule_depth": 4}, None),
-    "d234": ({"rule_depth": (2, 3, 4)}, None),
-    "treenorm_gammacv": ({"gamma": [1.1, 3.0, 10.0]}, "treenorm"),
+    "base": ({}, None, None),
+    "leaf": ({"rule_values": "leaf"}, None, None),
+    "treenorm": ({"rule_values": "leaf"}, "treenorm", None),
+    "unit": ({"rule_values": "unit"}, None, None),
+    "gammacv": ({"gamma": [1.1, 3.0, 10.0]}, None, None),
+    "l1": ({"penalty": "l1"}, None, None),
+    "d2": ({"rule_depth": 2}, None, None),
+    "d3": ({"rule_depth": 3}, None, None),
+    "d4": ({"rule_depth": 4}, None, None),
+    "d234": ({"rule_depth": (2, 3, 4)}, None, None),
+    "d123": ({"rule_depth": (1, 2, 3)}, None, None),
+    "treenorm_gammacv": ({"rule_values": "leaf", "gamma": [1.1, 3.0, 10.0]}, "treenorm", None),
     # MCP or (nearly) the lasso, whichever FIRE's own CV prefers
-    "gammal1cv": ({"gamma": [1.1, 1e4]}, None),
+    "gammal1cv": ({"gamma": [1.1, 1e4]}, None, None),
+    # session 34: under "unit" a fusion pulls adjacent rules' *effects*
+    # together (two sides of one split: opposite signs), not the tree's
+    # multipliers: no fusion, or fusion chosen by FIRE's CV
+    "nofuse": ({"fusion": 0.0}, None, None),
+    "fusecv": ({"fusion": [0.0, 0.5]}, None, None),
+    # budget diagnostics: FIRE on the model and the reference at the same budget
+    "mr20": ({"max_rules": 20}, None, {"max_rules": 20}),
+    "mr30": ({"max_rules": 30}, None, {"max_rules": 30}),
+    # the lasso on the model's rules at the default budget, against the default reference
+    "l1_mr14": ({"penalty": "l1", "max_rules": 14}, None, None),
 }
 
 
@@ -121,7 +143,7 @@ def _error(task, yte, fire, Xte):
     return log_loss(yte, p, labels=fire.classes_), float(np.mean(fire.predict(Xte) != yte))
 
 
-def _fit(Fire, model, Xtr, ytr, seed, kwargs, mode):
+def _fit(Fire, model, Xtr, ytr, seed, kwargs, mode=None):
     _MODE["values"] = mode
     try:
         with warnings.catch_warnings():
@@ -153,22 +175,36 @@ def run(seeds, variants, cells, csv):
             Fire = FIRERegressor if task == "regression" else FIREClassifier
             ms = models(task, seed, n_jobs=1)
             ref = ms[REFERENCE].fit(Xtr, ytr)
-            fref, cref = _fit(Fire, ref, Xtr, ytr, seed, {"rule_depth": None}, None)
-            eref, _ = _error(task, yte, fref, Xte)
-            etr_ref, _ = _error(task, ytr, fref, Xtr)
+            refs = {}   # the reference's FIRE fit per reference kwargs, once per split
+
+            def reference(extra):
+                key = repr(sorted((extra or {}).items()))
+                if key not in refs:
+                    fref, cref = _fit(Fire, ref, Xtr, ytr, seed,
+                                      {"rule_depth": None, **(extra or {})})
+                    refs[key] = (_error(task, yte, fref, Xte)[0],
+                                 _error(task, ytr, fref, Xtr)[0], cref, fref.n_rules_)
+                return refs[key]
+
             for mname in mnames:
                 model = ms[mname].fit(Xtr, ytr)
                 for var in variants:
-                    kwargs, mode = VARIANTS[var]
+                    kwargs, mode, ref_kwargs = VARIANTS[var]
+                    eref, etr_ref, cref, ref_rules = reference(ref_kwargs)
                     fire, cpu = _fit(Fire, model, Xtr, ytr, seed, kwargs, mode)
                     err, rate = _error(task, yte, fire, Xte)
                     etr, _ = _error(task, ytr, fire, Xtr)
+                    facts = path_facts(fire)
                     row = dict(dataset=name, model=mname, seed=seed, variant=var,
                                test_error=err, error_rate=rate, train_error=etr,
                                ref_error=eref, ref_train_error=etr_ref,
                                error_ratio=err / eref, rules=fire.n_rules_,
-                               depth=str(fire.rule_depth_), cpu=cpu, ref_cpu=cref,
-                               cpu_ratio=cpu / cref,
+                               ref_rules=ref_rules,
+                               depth=str(fire.rule_depth_),
+                               rule_values=getattr(fire, "rule_values_", ""),
+                               sel_last=facts["sel_last"],
+                               path_end_rules=facts["path_end_rules"],
+                               cpu=cpu, ref_cpu=cref, cpu_ratio=cpu / cref,
                                best=str(getattr(fire, "best_params_", "")))
                     print(row, file=sys.stderr, flush=True)
                     pd.DataFrame([row]).to_csv(csv, mode="a", index=False,
@@ -233,8 +269,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed-list", default="0")
     ap.add_argument("--variants", default="base,treenorm")
-    ap.add_argument("--cells", default="misses,controls")
-    ap.add_argument("--csv", default="/tmp/s33-boosted/runs.csv")
+    ap.add_argument("--cells", default="misses,controls",
+                    help="comma list of misses, controls, boosted (10 data sets x xgb, lgbm), "
+                         "forests (10 x rf) or dataset/model")
+    ap.add_argument("--csv", default="/tmp/s34-boston/runs.csv")
     ap.add_argument("--from-csv", nargs="*")
     ap.add_argument("--diagnose", action="store_true")
     a = ap.parse_args()
@@ -248,7 +286,8 @@ def main():
     cells = []
     for c in a.cells.split(","):
         # "misses", "controls" or one cell as dataset/model
-        cells += {"misses": MISSES, "controls": CONTROLS}.get(c) or [tuple(c.split("/"))]
+        cells += {"misses": MISSES, "controls": CONTROLS, "boosted": BOOSTED,
+                  "forests": FORESTS}.get(c) or [tuple(c.split("/"))]
     run(seeds, a.variants.split(","), cells, a.csv)
 
 
