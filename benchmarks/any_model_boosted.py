@@ -1,4 +1,12 @@
-"""Issue 22: why FIRE at its defaults loses on boosted models (session 33).
+"""Issue 22: why FIRE at its defaults loses on boosted models (sessions 33, 34).
+
+Session 34: FIRE's default is now ``rule_values="auto"`` (unit values on a
+booster), so ``base`` is that default and ``leaf`` session 33's base;
+``--cells boosted`` runs the 20 boosted cells of ``any_model.py``; the
+budget variants refit the reference at the same budget; ``--curve N`` records
+the training and test error at every path point up to N rules (a budget
+diagnostic); ``--from-csv`` also prints the adoption numbers of each variant
+against ``base`` (paired t over the same seeds).  Session 33's text follows.
 
 The four (dataset, model) cells that miss the 10% goal over 20 seeds
 (``any_model_RESULTS.md``) are boosters that are themselves better than the
@@ -126,6 +134,10 @@ VARIANTS = {
     # multipliers: no fusion, or fusion chosen by FIRE's CV
     "nofuse": ({"fusion": 0.0}, None, None),
     "fusecv": ({"fusion": [0.0, 0.5]}, None, None),
+    # ... or a stronger fusion (the default is 0.5): equal effects on adjacent
+    # leaves merge them into their parent's region
+    "fuse1": ({"fusion": 1.0}, None, None),
+    "fuse2": ({"fusion": 2.0}, None, None),
     # budget diagnostics: FIRE on the model and the reference at the same budget
     "mr20": ({"max_rules": 20}, None, {"max_rules": 20}),
     "mr30": ({"max_rules": 30}, None, {"max_rules": 30}),
@@ -211,9 +223,13 @@ def run(seeds, variants, cells, csv):
                                                header=not os.path.exists(csv))
 
 
-def report(csvs):
+def report(csvs, seeds=None, variants=None):
     df = pd.concat([pd.read_csv(c) for c in csvs])
     df = df.drop_duplicates(["dataset", "model", "seed", "variant"], keep="last")
+    if seeds is not None:
+        df = df[df.seed.isin(seeds)]
+    if variants:
+        df = df[df.variant.isin(["base"] + variants.split(","))]
     df["cell"] = df["dataset"] + "/" + df["model"]
     g = df.groupby(["cell", "variant"])
     out = pd.DataFrame({
@@ -226,7 +242,57 @@ def report(csvs):
             s.train_error / s.ref_train_error))))),
     }).reset_index()
     print(out.to_markdown(index=False, floatfmt=".3f"))
+    if "base" in set(df.variant):
+        adoption(df)
     return out
+
+
+def adoption(df, seeds=None):
+    """The adoption rule's numbers, per variant against ``base`` (same seeds).
+
+    Per cell: the geo-mean ratio to the reference, the paired t of
+    log(error_V / error_base) (mean / standard error over the seeds) and the
+    median CPU ratio; per variant: the cells above 1.10 under V and under
+    base, the cells worse at t > 2, the worst CPU ratio.
+    """
+    if seeds is not None:
+        df = df[df.seed.isin(seeds)]
+    base = df[df.variant == "base"].set_index(["cell", "seed"])
+    cells, summary = [], []
+    for var, g in df[df.variant != "base"].groupby("variant"):
+        g = g.set_index(["cell", "seed"])
+        common = g.index.intersection(base.index)
+        if len(common) == 0:
+            continue
+        g, b = g.loc[common], base.loc[common]
+        lr = np.log(g.test_error / b.test_error)
+        per = pd.DataFrame({
+            "geo_V": np.log(g.error_ratio).groupby(level=0).mean().pipe(np.exp),
+            "geo_base": np.log(b.error_ratio).groupby(level=0).mean().pipe(np.exp),
+            "change": lr.groupby(level=0).mean().pipe(np.exp),
+            "t": lr.groupby(level=0).apply(
+                lambda x: x.mean() / (x.std(ddof=1) / np.sqrt(len(x)))
+                if len(x) > 1 and x.std(ddof=1) > 0 else 0.0),
+            "seeds": lr.groupby(level=0).size(),
+            "cpu_V": g.cpu_ratio.groupby(level=0).median(),
+        })
+        per.insert(0, "variant", var)
+        cells.append(per.reset_index())
+        summary.append(dict(
+            variant=var, cells=len(per), seeds=int(per.seeds.max()),
+            above_110_V=int((per.geo_V > 1.10).sum()),
+            above_110_base=int((per.geo_base > 1.10).sum()),
+            worse_t2=int((per.t > 2).sum()), better_t2=int((per.t < -2).sum()),
+            geo_all_V=float(np.exp(np.log(per.geo_V).mean())),
+            geo_all_base=float(np.exp(np.log(per.geo_base).mean())),
+            worst_cpu=float(per.cpu_V.max())))
+    if not summary:
+        return None
+    print()
+    print(pd.DataFrame(summary).to_markdown(index=False, floatfmt=".3f"))
+    print()
+    print(pd.concat(cells).to_markdown(index=False, floatfmt=".3f"))
+    return pd.DataFrame(summary)
 
 
 def diagnose(seeds):
@@ -246,7 +312,9 @@ def diagnose(seeds):
             Fire = FIRERegressor if task == "regression" else FIREClassifier
             model = models(task, seed, n_jobs=1)[mname].fit(Xtr, ytr)
             for mode in (None, "treenorm", "unit"):
-                fire, _ = _fit(Fire, model, Xtr, ytr, seed, {}, mode)
+                # session 33's three designs, explicit now that the default is "auto"
+                kw = {"rule_values": "unit" if mode == "unit" else "leaf"}
+                fire, _ = _fit(Fire, model, Xtr, ytr, seed, kw, None if mode == "unit" else mode)
                 ens = fire.ensemble_
                 bp = np.asarray(ens.block_ptr)
                 coef = np.asarray(fire.coef_).ravel()
@@ -256,13 +324,101 @@ def diagnose(seeds):
                 q = np.quantile(rms, [0, 0.1, 0.5, 0.9, 1]) if mode is None else None
                 etr, _ = _error(task, ytr, fire, Xtr)
                 ete, _ = _error(task, yte, fire, Xte)
-                print(f"seed {seed} {name}/{mname} {mode or 'base'} depth {fire.rule_depth_} "
+                print(f"seed {seed} {name}/{mname} {mode or 'leaf'} depth {fire.rule_depth_} "
                       f"trees {len(bp) - 1} kept trees {sorted(trees.tolist())} "
                       f"train {etr:.4g} test {ete:.4g}"
                       + ("" if q is None else
                          f" | tree rms first5 {np.round(rms[:5], 4).tolist()} "
                          f"last5 {np.round(rms[-5:], 4).tolist()} q {np.round(q, 4).tolist()}"),
                       flush=True)
+
+
+def curve(seeds, cells, max_rules, csv, show_rules=False):
+    """Test and training error along the path, per rule count (a budget diagnostic).
+
+    FIRE at its defaults except ``max_rules`` (so the path runs past the
+    default budget of 14) on the reference and on the cells' models; one row
+    per path point: rule count, the CV error FIRE selects on, the training and
+    test MSE of that point's coefficients.  The test fold is read only here,
+    to describe the path, never to choose anything.
+    """
+    from sklearn.metrics import mean_squared_error
+    from sklearn.model_selection import train_test_split
+
+    from firecy import FIRERegressor
+
+    by_data = {}
+    for d, m in cells:
+        by_data.setdefault(d, []).append(m)
+    for seed in seeds:
+        for name, mnames in by_data.items():
+            if DATASETS[name] != "regression":
+                raise ValueError(f"curve: regression data sets only, got {name}")
+            X, y = load(name)
+            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed)
+            ms = models("regression", seed, n_jobs=1)
+            rows = []
+            for mname in [REFERENCE] + mnames:
+                model = ms[mname].fit(Xtr, ytr)
+                kw = {"rule_depth": None} if mname == REFERENCE else {}
+                fire, _ = _fit(FIRERegressor, model, Xtr, ytr, seed, {"max_rules": max_rules, **kw})
+                path, ens = fire.path_, fire.ensemble_
+                Mtr = fire._validate_predict_data(Xtr)
+                Mte = fire._validate_predict_data(Xte)
+                model_mse = mean_squared_error(yte, model.predict(Xte))
+                for k in range(len(path.lambdas)):
+                    coef = np.asarray(path.coefs[k], dtype=np.float64)
+                    b = float(np.asarray(path.intercepts[k]))
+                    rows.append(dict(
+                        dataset=name, model=mname, seed=seed, point=k,
+                        rules=int(path.n_rules[k]), eligible=bool(path.eligible[k]),
+                        cv_error=float(path.validation_error[k]),
+                        train_mse=mean_squared_error(ytr, ens.predict_raw(Mtr, coef) + b),
+                        test_mse=mean_squared_error(yte, ens.predict_raw(Mte, coef) + b),
+                        model_test_mse=model_mse, rule_values=fire.rule_values_,
+                        depth=str(fire.rule_depth_)))
+                if show_rules:
+                    r = fire.rules_
+                    print(f"seed {seed} {name}/{mname} depth {fire.rule_depth_} "
+                          f"values {fire.rule_values_} rules {fire.n_rules_} "
+                          f"train {mean_squared_error(ytr, fire.predict(Xtr)):.3g} "
+                          f"test {mean_squared_error(yte, fire.predict(Xte)):.3g} "
+                          f"model test {model_mse:.3g}", flush=True)
+                    print(r[["rule", "weight", "support", "tree"]].to_string(
+                        max_colwidth=90, float_format="%.3g"), flush=True)
+            pd.DataFrame(rows).to_csv(csv, mode="a", index=False, header=not os.path.exists(csv))
+
+
+def curve_report(csvs, budgets=(6, 10, 14, 20, 30)):
+    """Per (cell, budget): FIRE's CV choice among points with at most that many
+    rules, and the best test error on the path within it (the oracle), as
+    geo-means of the ratio to the reference at the same budget."""
+    df = pd.concat([pd.read_csv(c) for c in csvs])
+    out = []
+    for (name, seed), g in df.groupby(["dataset", "seed"]):
+        for B in budgets:
+            pick = {}
+            for mname, h in g.groupby("model"):
+                h = h[h.rules <= B]
+                cv = h[np.isfinite(h.cv_error)]
+                sel = cv.loc[cv.cv_error.idxmin()] if len(cv) else h.iloc[-1]
+                pick[mname] = (sel.test_mse, h.test_mse.min(), sel.train_mse, sel.rules)
+            r = pick[REFERENCE]
+            for mname, v in pick.items():
+                out.append(dict(dataset=name, model=mname, seed=seed, budget=B,
+                                cv_ratio=v[0] / r[0], oracle_ratio=v[1] / r[1],
+                                train_ratio=v[2] / r[2], cv_test=v[0], oracle_test=v[1],
+                                rules=v[3]))
+    o = pd.DataFrame(out)
+    geo = lambda x: float(np.exp(np.mean(np.log(x))))  # noqa: E731
+    t = o.groupby(["dataset", "model", "budget"]).agg(
+        seeds=("seed", "nunique"), cv_ratio=("cv_ratio", geo),
+        cv_misses=("cv_ratio", lambda x: int(np.sum(x > 1.10))),
+        oracle_ratio=("oracle_ratio", geo), train_ratio=("train_ratio", geo),
+        cv_test=("cv_test", "mean"), oracle_test=("oracle_test", "mean"),
+        rules=("rules", "mean")).reset_index()
+    print(t.to_markdown(index=False, floatfmt=".3f"))
+    return t
 
 
 def main():
@@ -274,20 +430,33 @@ def main():
                          "forests (10 x rf) or dataset/model")
     ap.add_argument("--csv", default="/tmp/s34-boston/runs.csv")
     ap.add_argument("--from-csv", nargs="*")
+    ap.add_argument("--variants-shown", default=None,
+                    help="with --from-csv: only these variants (and base)")
     ap.add_argument("--diagnose", action="store_true")
+    ap.add_argument("--curve", type=int, metavar="MAX_RULES",
+                    help="the path up to MAX_RULES rules, test error per point (regression)")
+    ap.add_argument("--curve-report", nargs="*")
+    ap.add_argument("--show-rules", action="store_true")
     a = ap.parse_args()
-    seeds = [int(s) for s in a.seed_list.split(",")]
+    seeds = None if a.seed_list == "all" else [int(s) for s in a.seed_list.split(",")]
     if a.from_csv:
-        report(a.from_csv)
+        report(a.from_csv, seeds=seeds if a.seed_list != "all" else None,
+               variants=a.variants_shown)
         return
     if a.diagnose:
         diagnose(seeds)
+        return
+    if a.curve_report:
+        curve_report(a.curve_report)
         return
     cells = []
     for c in a.cells.split(","):
         # "misses", "controls" or one cell as dataset/model
         cells += {"misses": MISSES, "controls": CONTROLS, "boosted": BOOSTED,
                   "forests": FORESTS}.get(c) or [tuple(c.split("/"))]
+    if a.curve:
+        curve(seeds, cells, a.curve, a.csv, show_rules=a.show_rules)
+        return
     run(seeds, a.variants.split(","), cells, a.csv)
 
 
