@@ -45,6 +45,7 @@ misclassification rate's ratio to the reference's next to the log-loss ratio
 
     python benchmarks/any_model.py [--quick] [--seeds N | --seed-list 0,1]
         [--n-jobs 1] [--leaves] [--rule-values auto] [--models rf3x500,xgb,lgbm]
+        [--rule-depth 2,3,4]
         [--csv RAW.csv] [--out FILE]
     python benchmarks/any_model.py --from-csv RAW.csv [RAW2.csv ...] [--seed-list 0,1]
         --out FILE
@@ -53,6 +54,9 @@ misclassification rate's ratio to the reference's next to the log-loss ratio
 it, or "default" without the option, and ``rule_values_``); ``--models
 rf3x500,xgb,lgbm`` fits only those (keep ``rf3x500``, the reference of the
 ratios); ``gb`` and ``hgb`` are fitted only when named there.
+``--rule-depth`` (session 34) sets FIRE's ``rule_depth`` on the default
+models (``2,3,4`` -> ``(2, 3, 4)``; default ``auto``); ``rf3x500`` keeps
+``None`` and the rows' ``rule_depth`` records the value.
 ``--quick``: two datasets, one seed (CI-sized, about a minute).  ``--csv``
 appends each run's row as it is measured (a partial run keeps what it did);
 ``--from-csv`` writes the report of saved rows without fitting.
@@ -222,7 +226,29 @@ def path_facts(fire):
                 end_below=ended_below and sel_last)
 
 
-def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only=None):
+def parse_rule_depth(text):
+    """``--rule-depth`` text to FIRE's ``rule_depth``: ``"auto"``, ``"None"``
+    (every leaf), an int (``"3"``) or several depths at once (``"2,3,4"`` ->
+    ``(2, 3, 4)``)."""
+    if text in ("auto", "None"):
+        return None if text == "None" else text
+    try:
+        depths = tuple(int(d) for d in text.split(","))
+    except ValueError:
+        raise ValueError(f"--rule-depth: 'auto', 'None', an int or ints separated by "
+                         f"commas, got {text!r}") from None
+    if any(d < 1 for d in depths):
+        raise ValueError(f"--rule-depth: depths must be at least 1, got {text!r}")
+    return depths[0] if len(depths) == 1 else depths
+
+
+def _depth_label(depth):
+    # the rows' (and the reports' grouping) label of a rule_depth
+    return "None" if depth is None else str(depth)
+
+
+def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only=None,
+            rule_depth="auto"):
     from sklearn.metrics import log_loss, mean_squared_error
     from sklearn.model_selection import train_test_split
 
@@ -258,7 +284,9 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only
         elif mname == NOISE_FLOOR:
             depths = ["auto"]
         else:
-            depths = [None, "auto"] if leaves else ["auto"]
+            # rule_depth (--rule-depth, default "auto") on the default models only:
+            # the reference keeps every leaf, the noise floor stays its copy
+            depths = [None, rule_depth] if leaves else [rule_depth]
         for depth in depths:
             with warnings.catch_warnings(record=True) as caught, _threads(mname, n_jobs):
                 warnings.simplefilter("always")
@@ -276,7 +304,7 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only
                 rate = float(np.mean(fire.predict(Xte) != yte))
             rows.append(dict(
                 dataset=name, n=len(y), n_test=len(yte), seed=seed, model=mname,
-                rule_depth="None" if depth is None else depth,
+                rule_depth=_depth_label(depth),
                 depth_used=fire.rule_depth_ if fire.rule_depth_ is not None else "leaves",
                 test_error=err, error_rate=rate, rules=fire.n_rules_,
                 antecedents=int(count_antecedents(fire)), fit_cpu_s=cpu, fit_s=secs,
@@ -354,7 +382,8 @@ def by_dataset(df):
              "defaults misses | defaults geo-mean ratio |", "|---|---|---:|---:|---|---|---:|---|---:|"]
     for name, d in df.groupby("dataset", sort=False):
         nf = d[d.model == NOISE_FLOOR]
-        de = d[(~d.model.isin([REFERENCE, NOISE_FLOOR])) & (d.rule_depth == "auto")]
+        # the default models at the run's depth ("auto" unless --rule-depth)
+        de = d[(~d.model.isin([REFERENCE, NOISE_FLOOR])) & (d.rule_depth != "None")]
         seeds = sorted(d.seed.unique())
         lines.append(
             f"| {name} | {DATASETS.get(name, '?')} | {d.n.iloc[0]} | {d.n_test.iloc[0]} | "
@@ -392,8 +421,10 @@ def summary_rows(df, agg):
     """One line per group of runs: misses per run and per (dataset, model)."""
     # the models present, in the script's order ("rf, xgb, lgbm" for the default list)
     present = [m for m in MODELS if m not in (REFERENCE, NOISE_FLOOR) and (df.model == m).any()]
-    groups = [(f"defaults ({', '.join(present)}), auto",
-               (~df.model.isin([REFERENCE, NOISE_FLOOR])) & (df.rule_depth == "auto")),
+    # the default models at the run's depth ("auto" unless --rule-depth)
+    dflt = (~df.model.isin([REFERENCE, NOISE_FLOOR])) & (df.rule_depth != "None")
+    label = ", ".join(dict.fromkeys(df.rule_depth[dflt])) or "auto"
+    groups = [(f"defaults ({', '.join(present)}), {label}", dflt),
               ("rf3x500b (noise floor)", df.model == NOISE_FLOOR)]
     if (df.rule_depth == "None").any() and (df.model != REFERENCE).any():
         groups.append(("defaults, rule_depth=None",
@@ -467,6 +498,10 @@ def main(argv=None):
                    help="threads of the models' and FIRE's fits (default 1)")
     p.add_argument("--leaves", action="store_true",
                    help="also rule_depth=None (every leaf) on the default models")
+    p.add_argument("--rule-depth", default="auto",
+                   help="FIRE's rule_depth on the default (non-reference) models: 'auto' "
+                        "(default), 'None', an int, or several depths, e.g. 2,3,4 -> "
+                        "(2, 3, 4); rf3x500 keeps None; the rows record it")
     p.add_argument("--rule-values", choices=("auto", "leaf", "unit"),
                    help="pass rule_values to every FIRE fit (default: the estimators' "
                         "default; the rows record it, or \"default\", and the value used)")
@@ -480,6 +515,10 @@ def main(argv=None):
     # any_model_RESULTS.md keeps older sessions' sections: not overwritten by default
     p.add_argument("--out", help="also write the report to this file")
     args = p.parse_args(argv)
+    try:
+        rule_depth = parse_rule_depth(args.rule_depth)
+    except ValueError as e:
+        p.error(str(e))
     if args.models is not None:
         unknown = sorted(set(args.models.split(",")) - set(MODELS))
         if unknown:
@@ -501,7 +540,7 @@ def main(argv=None):
                  if args.seed_list else list(range(args.seeds)))
         rows = [r for name in names for seed in seeds
                 for r in run_one(name, seed, args.n_jobs, args.leaves, args.csv,
-                                 rule_values=args.rule_values,
+                                 rule_values=args.rule_values, rule_depth=rule_depth,
                                  only=None if args.models is None
                                  else set(args.models.split(",")))]
         df = pd.DataFrame(rows)
