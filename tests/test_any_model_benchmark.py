@@ -70,3 +70,68 @@ def test_gb_is_skipped_on_missing_values_and_hgb_records_its_rule_values(bench, 
     assert (leaf["rule_values"], leaf["rule_values_used"]) == ("leaf", "leaf")
     # the same model in both runs
     assert auto["model_error"] == leaf["model_error"]
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], "auto"),                                  # the default: every older command
+    (["--rule-depth", "2,3,4"], (2, 3, 4)),
+    (["--rule-depth", "3"], 3),
+    (["--rule-depth", "None"], None)])
+def test_rule_depth_option_reaches_run_one(bench, monkeypatch, argv, expected):
+    seen = {}
+
+    def stub(*args, **kwargs):
+        seen.update(kwargs)
+        raise _Stop
+
+    monkeypatch.setattr(bench, "run_one", stub)
+    with pytest.raises(_Stop):
+        bench.main(["--seed-list", "0", "--datasets", "diabetes", *argv])
+    assert seen["rule_depth"] == expected
+
+
+@pytest.mark.parametrize("bad", ["2,x", "0", "2,-1", "deep"])
+def test_bad_rule_depth_is_refused(bench, capsys, bad):
+    with pytest.raises(SystemExit):
+        bench.main(["--seed-list", "0", "--rule-depth", bad])
+    assert "--rule-depth" in capsys.readouterr().err
+
+
+def test_rule_depth_reaches_fire_on_the_models_but_not_the_reference(bench, monkeypatch):
+    """A tiny run with a spy on FIRERegressor: the default models get the
+    option's rule_depth, the reference every leaf (None), the rows record
+    both, and without the option the default models get "auto"."""
+    import firecy
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X, y = X.iloc[:200], y.to_numpy()[:200]
+    monkeypatch.setattr(bench, "load", lambda name: (X, y))
+    # small stand-ins for the reference forest and a booster (the option's path
+    # does not depend on the models' sizes)
+    monkeypatch.setattr(bench, "models", lambda task, seed, n_jobs, noise_floor, optional: {
+        "rf3x500": ensemble.RandomForestRegressor(n_estimators=10, max_depth=3,
+                                                  random_state=seed),
+        "hgb": ensemble.HistGradientBoostingRegressor(max_iter=10, random_state=seed)})
+    calls = []
+    real = firecy.FIRERegressor
+
+    def spy(model, **kwargs):
+        calls.append((type(model).__name__, kwargs["rule_depth"]))
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(firecy, "FIRERegressor", spy)
+    ref, hgb = bench.run_one("diabetes", 0, rule_depth=(2, 3))
+    assert calls == [("RandomForestRegressor", None), ("HistGradientBoostingRegressor", (2, 3))]
+    assert (ref["model"], ref["rule_depth"]) == ("rf3x500", "None")
+    assert (hgb["model"], hgb["rule_depth"]) == ("hgb", "(2, 3)")
+    calls.clear()
+    _, hgb_default = bench.run_one("diabetes", 0)
+    assert calls == [("RandomForestRegressor", None), ("HistGradientBoostingRegressor", "auto")]
+    assert hgb_default["rule_depth"] == "auto"
+    # the same model under both depths: only FIRE's depth differs
+    assert hgb_default["model_error"] == hgb["model_error"]
