@@ -24,19 +24,10 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from any_model import MISS, NOISE_FLOOR, REFERENCE, with_ratios  # noqa: E402
+from any_model_unit_compare import _gm, _read  # noqa: E402
 
 BOOSTED = ("xgb", "lgbm", "gb", "hgb")
 
-
-def _read(paths):
-    df = pd.concat([pd.read_csv(f, keep_default_na=False, na_values=[""]) for f in paths],
-                   ignore_index=True)
-    df["rule_depth"] = df.rule_depth.astype(str)
-    return df
-
-
-def _gm(x):
-    return float(np.exp(np.mean(np.log(np.asarray(x, dtype=float)))))
 
 
 def compare(default, variant, noise_floor):

@@ -26,6 +26,7 @@ import scipy.linalg
 from scipy.special import expit
 
 from firecy._dask._parts import aligned, as_1d, check_rows, concat, partition_lengths
+from firecy.rules._inputs import tree_of, unknown_outside_blocks
 
 __all__ = ["fit_dask", "default_sample_size"]
 
@@ -365,12 +366,8 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
     total = float(sum(c[1] for c in pieces))
     # known for the columns of the kept rules' trees (the ones routed), NaN
     # for the others, as rules.leaf_support(columns=) gives them
-    support = counts / total
-    routed = np.zeros(len(support), dtype=bool)
-    for t in np.unique(np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1):
-        routed[ens.block_ptr[t]:ens.block_ptr[t + 1]] = True
-    support[~routed] = np.nan
-    est._train_support = support
+    est._train_support = unknown_outside_blocks(ens, counts / total,
+                                                np.unique(tree_of(ens, kept)))
     info = {"n_rows": n, "sample_rows": int(n_sample), "sampled": True, "refit": False,
             "n_partitions": len(xp), "sample_fraction": p}
     passes = 3

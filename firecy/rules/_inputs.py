@@ -83,11 +83,16 @@ def leaf_support(ensemble, X, sample_weight, columns=None):
         return np.full(R, np.nan)
     support = column_support(np.asarray(ensemble.leaf_table(X, blocks=blocks)), R,
                              sample_weight)
-    routed = np.zeros(R, dtype=bool)
-    for t in blocks.tolist():
+    return unknown_outside_blocks(ensemble, support, blocks)
+
+
+def unknown_outside_blocks(ensemble, per_column, blocks):
+    """``per_column`` (shape (R,), float) with NaN in every column outside ``blocks``."""
+    routed = np.zeros(int(ensemble.n_rules), dtype=bool)
+    for t in np.asarray(blocks, dtype=np.int64).tolist():
         routed[ensemble.block_ptr[t]:ensemble.block_ptr[t + 1]] = True
-    support[~routed] = np.nan
-    return support
+    per_column[~routed] = np.nan
+    return per_column
 
 
 def column_support(leaves, n_columns, sample_weight=None):
