@@ -309,6 +309,9 @@ def run_one(name, seed, n_jobs=1, leaves=False, csv=None, rule_values=None, only
                 test_error=err, error_rate=rate, rules=fire.n_rules_,
                 antecedents=int(count_antecedents(fire)), fit_cpu_s=cpu, fit_s=secs,
                 warned=small, model_error=model_err, **path_facts(fire),
+                # the selected point's inner-CV loss (session 35: a choice
+                # between rule pools by the estimator's own cross-validation)
+                cv_error=fire.validation_error_,
                 # the value used is recorded under the default too (session 34)
                 rule_values="default" if rule_values is None else rule_values,
                 rule_values_used=fire.rule_values_,
