@@ -32,9 +32,11 @@ KEY = ["dataset", "seed", "model"]
 
 def cvpick(default, d234):
     """The variant's rows: per boosted fit, the pool with the lower CV loss."""
-    seeds = sorted(set(default.seed) & set(d234.seed))
-    default = default[default.seed.isin(seeds)]
-    d234 = d234[d234.seed.isin(seeds)]
+    # the fits both runs finished (a run in progress holds a prefix)
+    both = set(zip(default.dataset, default.seed, default.model)) & set(
+        zip(d234.dataset, d234.seed, d234.model))
+    default, d234 = (x[[k in both for k in zip(x.dataset, x.seed, x.model)]]
+                     for x in (default, d234))
     boosted = default.model.isin(BOOSTED)
     a = default[boosted].set_index(KEY).sort_index()
     b = d234[d234.model.isin(BOOSTED)].set_index(KEY).sort_index()
@@ -59,6 +61,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     default = _read(args.default)
     variant, picked = cvpick(default, _read(args.d234))
+    keys = set(zip(variant.dataset, variant.seed, variant.model))
+    default = default[[k in keys for k in zip(default.dataset, default.seed, default.model)]]
     share = picked.groupby(["dataset", "model"], sort=False).picked.apply(
         lambda s: f"{(s == 'd234').sum()}/{len(s)}")
     print("How often the CV picked (2, 3, 4), per cell: "
