@@ -223,6 +223,40 @@ def test_multiclass_l1_stationary_to_rounding(multiclass):
     assert abs(est.intercept_.sum()) <= 1e-12
 
 
+@pytest.mark.parametrize("model", [
+    GradientBoostingClassifier(n_estimators=8, max_depth=3, random_state=0),
+    RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0)],
+    ids=["gb", "rf"])
+def test_multiclass_union_of_depths_is_stationary_and_selects(multiclass, model):
+    # rule_depth=(1, 2) repeats the trees once per depth: the solver must
+    # see every block's class (it once read the trees' classes before the
+    # cut: a broadcast error under CV, and the depth-2 blocks silently
+    # unused at a fixed lam); checked here by the L1 optimality conditions
+    # of the softmax loss on every column, computed from the design
+    X, y = multiclass
+    model = clone(model).fit(X, y)
+    lam = 1e-3
+    est = FIREClassifier(model, rule_depth=(1, 2), penalty="l1", fusion=0.0, lam=lam,
+                         max_rules=None, random_state=0).fit(X, y)
+    ens = est.ensemble_
+    assert ens.n_trees == 2 * ens.uncut.n_trees   # one block per class, tree and depth
+    M = ens.design(X).tocsc()
+    col_class = np.repeat(np.asarray(ens.tree_class), np.diff(np.asarray(ens.block_ptr)))
+    P = softmax(est.decision_function(X), axis=1)
+    Y = (y[:, None] == np.arange(3)).astype(float)
+    R = (P - Y) / len(y)
+    grad = np.asarray(M.multiply(R[:, col_class]).sum(axis=0)).ravel()
+    w = est.coef_
+    nz = w != 0
+    depth2 = np.arange(w.size) >= ens.block_ptr[ens.n_trees // 2]
+    assert nz[depth2].any() and nz[~depth2].any()
+    np.testing.assert_allclose(grad[nz] + lam * np.sign(w[nz]), 0.0, atol=1e-8)
+    assert np.all(np.abs(grad[~nz]) <= lam * (1 + 1e-4))
+    # and the default selection runs on the union, within its budget
+    cv = FIREClassifier(model, rule_depth=(1, 2), cv=3, random_state=0).fit(X, y)
+    assert 0 < cv.n_rules_ <= 14 and cv.rule_depth_ == (1, 2)
+
+
 def test_breast_cancer_default_forest():
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     fire = FIREClassifier(random_state=0).fit(X, y)

@@ -70,9 +70,10 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         A lambda grid to use instead of each path's default, or None.
     ``_fit_target(y, baseline)``
         What the paths fit, per row (default ``y - baseline``: regression).
-    ``_path_fitter()``
-        How a path is fitted and predicts (``_selection.SquaredLossPaths``
-        when None, the default).
+    ``_path_fitter(ensemble)``
+        How a path is fitted and predicts on the rules of ``ensemble`` (the
+        fit's own, after the depth cut: its blocks are the design's)
+        (``_selection.SquaredLossPaths`` when None, the default).
     ``_validation_loss``
         ``loss(y, pred, sample_weight)``, per column of ``pred``; a
         module-level function, so that Dask workers can unpickle it.
@@ -320,7 +321,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         # progress is an argument, never an attribute: a callback must not
         # pickle with the model, and two threads may fit one object
         self._select(grid, leaf_table, leaf_values_s, block_ptr, target_s, sw, n,
-                     progress=progress)
+                     progress=progress, fitter=self._path_fitter(ens))
         warn_small_rules(self, self._rule_rows_n)
         self.estimator_ = model
         self.ensemble_ = ens
@@ -345,7 +346,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         return list(splitter.split(np.zeros((n, 1))))
 
     def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n,
-                progress=None):
+                progress=None, fitter=None):
         """Run the selection; set the fitted attributes from its choice."""
         select = self.lam is None or len(grid) > 1
         by_budget = self.selection == "budget" and self.lam is None
@@ -368,7 +369,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
             n_jobs=self.n_jobs, loss=self._validation_loss, lam=self.lam,
             fit_intercept=bool(self.fit_intercept), tol=float(self.tol),
             max_iter=self.max_iter, progress=progress,
-            fitter=self._path_fitter(), by_budget=by_budget,
+            fitter=fitter, by_budget=by_budget,
         )
         self.paths_ = paths = [scale.unscale_path(p) for p in paths]
         self.path_ = path = paths[g_best]
@@ -401,7 +402,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
     def _fit_target(self, y, baseline):
         return y - baseline
 
-    def _path_fitter(self):
+    def _path_fitter(self, ensemble):
         return None
 
     # -- predict and rules ----------------------------------------------------

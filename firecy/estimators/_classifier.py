@@ -476,17 +476,17 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
                 f"classifier of {K} classes has "
                 + ("one output (binary)" if K == 2 else f"{K} outputs")
             )
-        # the path fitter needs the layout before ensemble_ is set
-        self._layout = (n_outputs, np.asarray(ensemble.tree_class, dtype=np.intp))
 
     def _fit_target(self, y, baseline):
         return pack_target(y, baseline)
 
-    def _path_fitter(self):
-        n_outputs, tree_class = self._layout
-        if n_outputs == 1:
+    def _path_fitter(self, ensemble):
+        # the class of each block of the fit's design: a union of depth cuts
+        # repeats the trees once per depth (``union_of_cuts``)
+        if int(ensemble.n_outputs) == 1:
             return BinaryLogisticPaths()
-        return MultinomialPaths(tree_class, n_outputs)
+        return MultinomialPaths(np.asarray(ensemble.tree_class, dtype=np.intp),
+                                int(ensemble.n_outputs))
 
     @property
     def _validation_loss(self):
@@ -527,12 +527,13 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     def _codes_for_splits(self):
         return self._split_codes
 
-    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n, progress=None):
+    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n, progress=None,
+                fitter=None):
         self._split_codes = target[:, 0].astype(np.intp)
         self._split_weights = sw
         try:
             super()._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n,
-                            progress=progress)
+                            progress=progress, fitter=fitter)
         finally:
             del self._split_codes, self._split_weights
 

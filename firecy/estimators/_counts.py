@@ -81,7 +81,7 @@ class FIREPoissonRegressor(IRLSEstimatorMixin, FIRERegressor):
     def _fit_target(self, y, baseline):
         return np.column_stack([y, baseline + self._fit_log_exposure])
 
-    def _path_fitter(self):
+    def _path_fitter(self, ensemble):
         return PoissonPaths()
 
     def _fit_model(self, X, y, sample_weight, weighted):

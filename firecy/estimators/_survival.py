@@ -154,7 +154,7 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
     def _fit_target(self, y, baseline):
         return np.column_stack([y, baseline])
 
-    def _path_fitter(self):
+    def _path_fitter(self, ensemble):
         return CoxPaths(self.ties)
 
     def _fit_model(self, X, y, sample_weight, weighted):
