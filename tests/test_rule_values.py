@@ -178,8 +178,14 @@ def test_counts_and_survival_estimators_take_it():
     (lambda: lgb.LGBMRegressor(n_estimators=5, boosting_type="dart", verbose=-1), "unit"),
     (lambda: lgb.LGBMRegressor(n_estimators=5, boosting_type="rf", subsample=0.7,
                                subsample_freq=1, verbose=-1), "leaf"),
+    # one boosting round is one tree (per class), in every library
+    (lambda: GradientBoostingRegressor(n_estimators=1, random_state=0), "leaf"),
+    (lambda: HistGradientBoostingRegressor(max_iter=1, random_state=0), "leaf"),
+    (lambda: xgb.XGBRegressor(n_estimators=1, n_jobs=1), "leaf"),
+    (lambda: lgb.LGBMRegressor(n_estimators=1, verbose=-1), "leaf"),
 ], ids=["rf", "et", "tree", "gb", "hgb", "xgb", "xgbrf", "xgb-1-round-forest",
-        "xgb-boosted-forests", "lgbm", "lgbm-dart", "lgbm-rf"])
+        "xgb-boosted-forests", "lgbm", "lgbm-dart", "lgbm-rf", "gb-1", "hgb-1", "xgb-1",
+        "lgbm-1"])
 def test_auto_resolves_by_ensemble_kind(reg_data, make, expected):
     X, y = reg_data
     model = make().fit(X, y)
@@ -194,6 +200,31 @@ def test_auto_resolves_by_ensemble_kind(reg_data, make, expected):
     if isinstance(model, lgb.LGBMModel):
         booster = model.booster_
         assert resolve_rule_values("auto", booster, rule_ensemble_from_model(booster)) == expected
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_auto_counts_the_rounds_the_model_predicts_with(library):
+    # early stopping that kept the first round (the attribute it sets): the
+    # model predicts with one tree, whatever it trained after it, and the
+    # ensemble reads that tree only, so it is not a booster
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0) + rng.normal(scale=0.1, size=300)
+    if library == "xgboost":
+        model = xgb.XGBRegressor(n_estimators=5, max_depth=2, n_jobs=1).fit(X, y)
+        model.get_booster().set_attr(best_iteration="0")
+        assert model.best_iteration == 0 and model.get_booster().num_boosted_rounds() == 5
+        raw = model.predict(X, output_margin=True)
+    else:
+        model = lgb.train({"max_depth": 2, "verbose": -1}, lgb.Dataset(X, y),
+                          num_boost_round=5)
+        model.best_iteration = 1
+        assert model.num_trees() == 5
+        raw = model.predict(X, raw_score=True)
+    ens = rule_ensemble_from_model(model)
+    assert ens.n_trees == 1
+    np.testing.assert_allclose(ens.predict_raw(X), raw, rtol=1e-6, atol=1e-6)
+    assert resolve_rule_values("auto", model, ens) == "leaf"
 
 
 def test_auto_leaves_a_forest_fit_bitwise_unchanged():

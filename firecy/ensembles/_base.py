@@ -333,7 +333,8 @@ class RuleEnsemble:
 
         ``leaf_values`` become 1 and the values move into
         :attr:`column_scale`, so that ``predict_raw(X)`` with the default
-        coefficients still reproduces the library's raw prediction, while a
+        coefficients still gives this ensemble's raw prediction (the
+        library's, or the cut trees' for a depth cut), while a
         coefficient is now the rule's effect on the raw score (RuleFit's
         design).  The estimators' ``rule_values="unit"`` calls it.
 

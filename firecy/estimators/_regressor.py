@@ -139,13 +139,15 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         (learning rate, residuals), so under "leaf" its later trees' rules
         cost more and FIRE keeps rules of the first few trees. "auto": "unit"
         for boosted ensembles (GradientBoosting, HistGradientBoosting,
-        XGBoost and LightGBM boosters), "leaf" for forests, extra trees and
-        single trees (and XGBoost / LightGBM in random-forest mode), whose
+        XGBoost and LightGBM boosters of more than one round), "leaf" for
+        forests, extra trees and single trees (and one boosting round, and
+        XGBoost / LightGBM in random-forest mode), whose
         trees share one scale. The choice made is ``rule_values_``;
         ``ensemble_.leaf_values`` hold the values solved on, which
         ``predict``, ``rules_``, ``transform`` and the exported code use
         (under "unit" the tree's values move into ``ensemble_.column_scale``,
-        so ``ensemble_.predict_raw(X)`` is still the library's prediction;
+        so ``ensemble_.predict_raw(X)`` is still the library's prediction, or
+        the cut trees' when ``rule_depth_`` cut them;
         ``docs/objective.rst``).
     n_lambdas : int, default=50
         Number of path points.

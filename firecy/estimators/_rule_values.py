@@ -20,7 +20,9 @@ Everything after the fit reads the fitted ``ensemble_``, whose
 ``leaf_values`` are the values solved on: ``predict``, ``rules_``,
 ``transform``, the exported code and the risk card agree by construction.
 Under "unit" the values move into ``ensemble_.column_scale`` (the default
-coefficients), so ``ensemble_.predict_raw(X)`` still reproduces the library.
+coefficients), so ``ensemble_.predict_raw(X)`` still reproduces the library
+(the cut trees' prediction when ``rule_depth_`` cut them;
+``ensemble_.uncut.predict_raw(X)`` is then the library's).
 """
 import sys
 
@@ -39,16 +41,21 @@ def check_rule_values(rule_values):
 
 
 def is_boosted(model, ensemble):
-    """Whether ``model``'s trees were fitted in sequence (boosting).
+    """Whether the trees ``ensemble`` reads were fitted in sequence (boosting).
 
-    True for scikit-learn's GradientBoosting and HistGradientBoosting models,
-    XGBoost models of more than one boosting round and LightGBM models that
-    do not average their trees; False for random forests, extra trees and
-    single trees, XGBoost in random-forest mode (one round of parallel
-    trees: ``XGBRF*``, ``num_parallel_tree`` with one round) and LightGBM's
-    ``boosting="rf"``.
+    True for more than one boosting round of scikit-learn's GradientBoosting
+    and HistGradientBoosting, XGBoost (the rounds the model predicts with:
+    ``best_iteration + 1`` after early stopping) and LightGBM models that do
+    not average their trees; False for random forests, extra trees, single
+    trees and one boosting round of any library (one tree per class, or
+    XGBoost's parallel trees of one round: ``XGBRF*``), and LightGBM's
+    ``boosting="rf"``.  The trees of one round are fitted to the same
+    gradient, on one scale; later rounds fit what the earlier ones left.
     """
     source = ensemble.source
+    base = getattr(ensemble, "uncut", None) or ensemble   # one block per tree
+    # trees per round: one per output (class) ...
+    rounds = base.n_trees // max(int(base.n_outputs), 1)
     if source == "sklearn":
         from sklearn.ensemble import (
             GradientBoostingClassifier,
@@ -57,18 +64,21 @@ def is_boosted(model, ensemble):
             HistGradientBoostingRegressor,
         )
 
-        return isinstance(model, (GradientBoostingClassifier, GradientBoostingRegressor,
-                                  HistGradientBoostingClassifier,
-                                  HistGradientBoostingRegressor))
+        return rounds > 1 and isinstance(
+            model, (GradientBoostingClassifier, GradientBoostingRegressor,
+                    HistGradientBoostingClassifier, HistGradientBoostingRegressor))
     if source == "xgboost":
-        xgb = sys.modules["xgboost"]
-        booster = model.get_booster() if isinstance(model, xgb.XGBModel) else model
-        # the trees of one round are fitted to the same gradient (a forest);
-        # later rounds fit what the earlier ones left
-        return int(booster.num_boosted_rounds()) > 1
+        # ... times num_parallel_tree for XGBoost: count its rounds instead
+        adapter = ensemble._adapter
+        stop = int(adapter.iteration_range[1])
+        if stop == 0:   # every round
+            xgb = sys.modules["xgboost"]
+            booster = model.get_booster() if isinstance(model, xgb.XGBModel) else model
+            stop = int(booster.num_boosted_rounds())
+        return stop > 1
     if source == "lightgbm":
         # LightGBM's rf mode averages its trees (``average_output``)
-        return not bool(getattr(ensemble._adapter, "average", False))
+        return rounds > 1 and not bool(getattr(ensemble._adapter, "average", False))
     raise ValueError(f"unknown ensemble source {source!r}")  # pragma: no cover
 
 

@@ -102,7 +102,10 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         rule importance, Friedman & Popescu 2008);
         ``contribution``: w_j * v_j, what the rule adds to the prediction of
         every row that satisfies it;
-        ``leaf_value``: the leaf's value v_j in the ensemble;
+        ``leaf_value``: the value v_j in the rule's design column (the
+        leaf's value; 1 for every rule of an indicator ensemble, e.g. a
+        boosted model under ``rule_values="unit"``, whose tree values are in
+        ``ensemble.column_scale``);
         ``tree``: index of its tree (block); ``n_conditions``: number of
         conditions after simplification (an interval counts two);
         ``column``: its index j in ``coef`` and in the ensemble's design.
