@@ -59,3 +59,21 @@ def test_rules_table_support_is_the_kept_rules_row_fraction():
     for r in table:
         frac = fire.ensemble_.rule_mask(r["column"], X).mean()
         assert r["support"] == pytest.approx(frac, rel=1e-12)
+
+
+def test_columns_must_be_indices():
+    # a boolean mask would read as the indices 0 and 1; out-of-range indices
+    # would name trees that do not exist: both refused, naming the columns
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    forest = RandomForestRegressor(3, max_depth=2, random_state=0).fit(X, X[:, 0])
+    ens = rule_ensemble_from_model(forest)
+    mask = np.zeros(ens.n_rules, dtype=bool)
+    mask[5] = True
+    for bad in (mask, [ens.n_rules], [-1], [0.0, 5.0]):
+        with pytest.raises(ValueError, match="columns must be indices"):
+            leaf_support(ens, X, None, columns=bad)
+    full = leaf_support(ens, X, None)
+    part = leaf_support(ens, X, None, columns=np.flatnonzero(mask))
+    assert part[5] == full[5]
+    assert np.isnan(leaf_support(ens, X, None, columns=[])).all()

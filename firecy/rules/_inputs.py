@@ -71,14 +71,22 @@ def column_class(ensemble, cols):
 def leaf_support(ensemble, X, sample_weight, columns=None):
     """Weighted fraction of the rows of X in each leaf column, shape (R,).
 
-    With ``columns`` (the kept rules), the rows are routed only through the
-    trees holding them (a fit keeps a few rules of hundreds of trees): the
-    columns of the other trees are NaN.
+    With ``columns`` (indices of the kept rules), the rows are routed only
+    through the trees holding them (a fit keeps a few rules of hundreds of
+    trees): the columns of the other trees are NaN.
     """
     R = int(ensemble.n_rules)
     if columns is None:
         return column_support(np.asarray(ensemble.leaf_table(X)), R, sample_weight)
-    blocks = np.unique(tree_of(ensemble, np.asarray(columns, dtype=np.int64)))
+    columns = np.asarray(columns)
+    # a boolean mask would read as the indices 0 and 1
+    if columns.size and (columns.dtype.kind not in "iu" or columns.min() < 0
+                         or columns.max() >= R):
+        raise ValueError(f"columns must be indices of the ensemble's {R} columns "
+                         f"(integers in [0, {R})), got dtype {columns.dtype}"
+                         + (f", range [{columns.min()}, {columns.max()}]"
+                            if columns.dtype.kind in "iub" else ""))
+    blocks = np.unique(tree_of(ensemble, columns.astype(np.int64)))
     if blocks.size == 0:
         return np.full(R, np.nan)
     support = column_support(np.asarray(ensemble.leaf_table(X, blocks=blocks)), R,
