@@ -528,3 +528,22 @@ def test_extract_rule_values_unit(tmp_path, csv_file, capsys):
     with pytest.raises(SystemExit):
         main(common[:-len(SMALL)] + ["--rule-values", "indicator"])
     assert "--rule-values" in capsys.readouterr().err
+
+
+def test_full_model_rules_are_its_leaves_at_any_rule_depth(tmp_path, csv_file):
+    # the comparison's "full model" row counts the forest's leaves; the same
+    # forest (same seed) once counted the fit's cut or union columns instead
+    counts = {}
+    for depth in ("leaves", "2", "1,2"):
+        out = tmp_path / f"rules_{depth}.json"
+        code = main(["extract", str(csv_file), "--target", "price", "--drop", "id",
+                     "--max-depth", "4", "--rule-depth", depth, "--output", str(out),
+                     "--seed", "0", "--max-rules", "4", "--n-trees", "8", "--n-lambdas", "10",
+                     "--n-jobs", "1", "--no-progress"])
+        assert code == 0
+        doc = json.loads(out.read_text())
+        full = doc["comparison"]["full random forest"]
+        counts[depth] = (full["n_rules"], full["test_mse"])
+    leaves = counts["leaves"][0]
+    assert leaves > 8 * 4   # depth-4 trees: more leaves than the depth-2 cut's nodes
+    assert set(counts.values()) == {counts["leaves"]}

@@ -189,8 +189,10 @@ def summary_rows(fire, l1, model, args, fusion, label, scores):
         if est is None:
             continue
         is_fire = est is fire or est is l1
+        # the full model's rules are its leaves, whatever depth FIRE cut at
+        leaves = fire.ensemble_.uncut or fire.ensemble_
         entry = dict(name=name,
-                     n_rules=int(est.n_rules_) if is_fire else int(fire.ensemble_.n_rules),
+                     n_rules=int(est.n_rules_) if is_fire else int(leaves.n_rules),
                      n_antecedents=(count_antecedents(est.ensemble_, est.coef_)
                                     if is_fire else None))
         if scores is not None:
