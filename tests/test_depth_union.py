@@ -97,3 +97,21 @@ def test_rule_depth_tuples():
     assert fire.rule_depth_ == (1, 2)
     fire = FIREClassifier(forest, rule_depth=(2, 5), lam=0.01, random_state=0).fit(X, y)
     assert fire.rule_depth_ is None and fire.ensemble_.n_trees == 5
+
+
+def test_group_l0_under_a_union_warns_that_each_depth_pays():
+    # the engine's groups are the design's blocks, one per (depth, tree):
+    # documented, and said at fit time when group_l0 > 0 meets a union
+    import warnings
+
+    X, y = make_data("binary", n=400)
+    forest = RandomForestClassifier(6, max_depth=3, random_state=0).fit(X, y)
+    kw = dict(lam=0.01, max_rules=None, n_lambdas=5)
+    with pytest.warns(UserWarning, match="pays group_l0 twice"):
+        fire = FIREClassifier(forest, rule_depth=(1, 2), group_l0=0.05, **kw).fit(X, y)
+    assert fire.ensemble_.n_trees == 2 * forest.n_estimators
+    for depth, l0 in (((1, 2), 0.0), (2, 0.05), ((1, 2), [0.0])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            FIREClassifier(forest, rule_depth=depth, group_l0=l0, **kw).fit(X, y)
+        assert not any("group_l0" in str(w.message) for w in caught), (depth, l0)

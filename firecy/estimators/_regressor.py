@@ -106,8 +106,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         counts them). A list adds it to the selection grid (one set of paths
         per value).
     group_l0 : float or list of float, default=0.0
-        :math:`\lambda_0`, the price of every tree that contributes a rule (>= 0).
-        A list adds it to the selection grid.
+        :math:`\lambda_0`, the price of every tree that contributes a rule (>= 0);
+        under a union of depths (a tuple ``rule_depth``), of every (depth,
+        tree) block (a warning says so). A list adds it to the selection grid.
     max_rules : int or None, default=14
         Rule budget: only path points with at most ``max_rules`` nonzero
         weights in the final (full-data) model are eligible, and paths stop

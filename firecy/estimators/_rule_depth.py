@@ -179,6 +179,13 @@ def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
 
 def _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n):
     """:func:`rules_at_depth` for several depths: the union of the cuts."""
+    l0 = getattr(est, "group_l0", 0.0)
+    if np.any(np.asarray(l0 if isinstance(l0, (list, tuple)) else [l0], dtype=float) > 0):
+        # the engine's groups are the design's blocks, one per (depth, tree)
+        warnings.warn(
+            f"group_l0 prices each block of the fit's design; under rule_depth={depths!r} "
+            "every depth's copy of a tree is its own block, so a tree whose rules "
+            "come from two depths pays group_l0 twice", UserWarning, stacklevel=4)
     weights = rows if sample_weight is None else column_weights(
         table, sample_weight, ensemble.n_rules)
     union = union_of_cuts(ensemble, depths, weights)
