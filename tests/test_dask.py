@@ -300,3 +300,25 @@ def test_unit_rule_values_exact_and_sampled(reg):
     beta = np.linalg.lstsq(Z, y - fire.ensemble_.baseline(X), rcond=None)[0]
     np.testing.assert_allclose(fire.coef_[fire.coef_ != 0], beta[:-1], atol=1e-8)
     np.testing.assert_allclose(fire.predict(Xd).compute(), fire.predict(X), atol=1e-10)
+
+
+def test_collinear_kept_rules_refit_to_the_minimum_norm_solution():
+    # under a union of depths a depth-1 rule, its depth-2 children and the
+    # intercept can be kept together: an exactly collinear refit, whose
+    # weights are then the minimum-norm least-squares ones (numpy's lstsq on
+    # every row), not ones fixed by rounding
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.normal(size=(n, 4))
+    y = 2 * (X[:, 0] > 0) + (X[:, 1] > 0.3) + rng.normal(size=n)
+    rf = RandomForestRegressor(5, max_depth=4, random_state=0).fit(X[:300], y[:300])
+    fire = fit_dask(FIRERegressor(rf, rule_depth=(1, 2), cv=3, n_lambdas=10, n_jobs=1,
+                                  random_state=0, max_rules=6),
+                    da.from_array(X, chunks=500), da.from_array(y, chunks=500),
+                    sample_size=400)
+    assert fire.dask_info_["refit"]
+    Z = _kept_design(fire, X)
+    assert np.linalg.matrix_rank(Z) < Z.shape[1]   # the case under test
+    beta = np.linalg.lstsq(Z, y - fire.ensemble_.baseline(X), rcond=None)[0]
+    np.testing.assert_allclose(fire.coef_[fire.coef_ != 0], beta[:-1], atol=1e-8)
+    assert fire.intercept_ == pytest.approx(beta[-1], abs=1e-8)

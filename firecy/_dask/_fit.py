@@ -45,6 +45,14 @@ _SELECTION_ENTRIES = 25_000_000
 _MIN_CLASS_ROWS = 1000
 
 
+# Kept rules can be exactly collinear (a depth-1 rule and its two depth-2
+# children under a union of depths, with the intercept): the refit then takes
+# the minimum-norm solution, not one fixed by rounding.  Relative to the
+# largest singular value of the Gram (or Hessian), the square of the design's
+# condition: exact collinearity rounds to ~1e-16, a full-rank design of
+# condition up to 1e6 stays full rank.
+_RANK_TOL = 1e-12
+
 def default_sample_size(estimator):
     """Rows a sampled fit selects on: ``sample_size="auto"``.
 
@@ -380,7 +388,7 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
                                  for c in compact])
             passes += 1
             G, b = _sum(res, "G"), _sum(res, "b")
-            beta = scipy.linalg.lstsq(G, b, lapack_driver="gelsy")[0]
+            beta = scipy.linalg.lstsq(G, b, cond=_RANK_TOL, lapack_driver="gelsy")[0]
             hold, hold_w = _sum(res, "hold"), _sum(res, "hold_w")
             loss_all = float(_sum(res, "rr") - 2 * beta @ b + beta @ G @ beta)
         new = np.zeros_like(coef)
@@ -418,7 +426,7 @@ def _newton(compact, values, fit_intercept, beta0, max_steps=50):
     loss, g, H = _sum(res, "loss"), _sum(res, "g"), _sum(res, "H")
     steps = 1
     for _ in range(max_steps):
-        step = scipy.linalg.lstsq(H, g, lapack_driver="gelsy")[0]
+        step = scipy.linalg.lstsq(H, g, cond=_RANK_TOL, lapack_driver="gelsy")[0]
         decrement = float(g @ step)
         if decrement <= 1e-12 * max(abs(loss), 1.0):
             break
