@@ -115,3 +115,42 @@ def test_group_l0_under_a_union_warns_that_each_depth_pays():
             warnings.simplefilter("always")
             FIREClassifier(forest, rule_depth=depth, group_l0=l0, **kw).fit(X, y)
         assert not any("group_l0" in str(w.message) for w in caught), (depth, l0)
+
+
+def test_reports_name_the_models_trees_under_a_union():
+    # one depth-2 tree cut at depths 1 and 2: two blocks, one tree; every
+    # report counts one tree and labels the rules with it, while the
+    # exported code still groups by block (a depth-1 rule overlaps its
+    # children) and reproduces the fit
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn.tree import DecisionTreeRegressor
+
+    from firecy import FIRERegressor
+    from firecy.plotting import plot_rules
+    from firecy.rules import rules_python, rules_report
+    from firecy.rules._export import export_plan
+
+    X, y = make_data("regression", n=400)
+    tree = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
+    fire = FIRERegressor(tree, rule_depth=(1, 2), penalty="l1", fusion=0.0, lam=1e-4,
+                         max_rules=None).fit(X, y)
+    assert fire.ensemble_.n_trees == 2
+    kept = np.flatnonzero(fire.coef_)
+    blocks = np.searchsorted(fire.ensemble_.block_ptr, kept, side="right") - 1
+    assert set(blocks.tolist()) == {0, 1}          # rules from both depths
+    assert set(fire.rules_["tree"]) == {0}
+    assert f"{len(kept)} rules from 1 tree," in rules_report(fire)
+    source = rules_python(fire)
+    assert f"{len(kept)} rules from 1 trees." in source
+    assert "# tree 0, depth 1" in source and "# tree 0, depth 2" in source
+    ns = {}
+    exec(compile(source, "<exported rules>", "exec"), ns)
+    names = export_plan(fire).feature_names
+    pred = [ns["predict"](dict(zip(names, row))) for row in X[:50]]
+    np.testing.assert_allclose(pred, fire.predict(X[:50]), rtol=1e-12, atol=1e-12)
+    fig = plot_rules(fire)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "tree 0, depth 1" in texts and "tree 0, depth 2" in texts
+    assert fig.axes[0].get_title().startswith(f"{len(kept)} rules from 1 tree,")

@@ -7,7 +7,15 @@ import numpy as np
 
 from firecy.plotting._common import _require_matplotlib
 from firecy.rules import ALL_ROWS, format_conditions
-from firecy.rules._inputs import check_coef, feature_names_of, leaf_support, tree_of, unpack
+from firecy.rules._inputs import (
+    block_label,
+    check_coef,
+    feature_names_of,
+    leaf_support,
+    model_tree_of,
+    tree_of,
+    unpack,
+)
 
 __all__ = ["plot_rules"]
 
@@ -221,8 +229,8 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
                         bbox=dict(boxstyle="round,pad=0.35", fc=fc, ec="0.3", lw=0.8),
                         zorder=3, gid=LEAF_GID)
             root_x = (pos[("leaf", p.leaves[0])][0] + pos[("leaf", p.leaves[-1])][0]) / 2
-            ax.text(root_x, y_off + 0.55, f"tree {p.tree}", ha="center", va="bottom",
-                    fontsize=fontsize, color="0.25")
+            ax.text(root_x, y_off + 0.55, block_label(ensemble, p.tree), ha="center",
+                    va="bottom", fontsize=fontsize, color="0.25")
             x0 += p.width() + 0.5
         y_off -= h
     ax.set_xlim(-0.6, row_w - 0.4)
@@ -231,8 +239,9 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         if title is True:
             from firecy.rules import count_antecedents
 
-            title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {len(parts)} "
-                     f"tree{'' if len(parts) == 1 else 's'}, "
+            n_trees = len(set(model_tree_of(ensemble, kept).tolist()))
+            title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {n_trees} "
+                     f"tree{'' if n_trees == 1 else 's'}, "
                      f"{count_antecedents(ensemble, coef)} antecedents (orange)")
         ax.set_title(title, fontsize=fontsize + 2, parse_math=False)
     if not kept.size:

@@ -14,7 +14,15 @@ import numpy as np
 
 from firecy.rules._export_render import render_python, render_sql
 from firecy.rules._export_tests import condition_test, float64_comparison
-from firecy.rules._inputs import check_coef, column_class, is_estimator, tree_of, unpack
+from firecy.rules._inputs import (
+    block_label,
+    check_coef,
+    column_class,
+    is_estimator,
+    model_tree_of,
+    tree_of,
+    unpack,
+)
 from firecy.ensembles._simplify import simplify_conditions
 
 __all__ = ["rules_python", "rules_sql", "float64_comparison", "export_plan"]
@@ -33,6 +41,8 @@ class ExportPlan:
     next_label: set               # features read as XGBoost reads unseen labels
     reading: str                  # the comparison conventions, for comments
     classes: list = None          # a classifier's class labels (what the margins mean)
+    tree_labels: dict = None      # block -> its name in comments ("tree t[, depth d]")
+    n_trees: int = None           # the model's trees the rules come from
 
 
 def _intercepts(ensemble, intercept, est):
@@ -98,6 +108,8 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         trees=[(k, t, rules) for (k, t), rules in sorted(groups.items())],
         used=sorted(used), labels=labels, next_label=next_label, reading=reading,
         classes=_class_labels(est),
+        tree_labels={t: block_label(ensemble, t) for t in set(trees.tolist())},
+        n_trees=len(set(model_tree_of(ensemble, cols).tolist())),
     )
 
 

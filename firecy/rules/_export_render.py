@@ -86,12 +86,12 @@ def _py_test(test):
 
 def _header(plan, lang):
     n_rules = sum(len(r) for _, _, r in plan.trees)
-    trees = sorted({t for _, t, _ in plan.trees})
+    n_trees = plan.n_trees
     from firecy._version import __version__
 
     lines = [
         f"Rules extracted by firecy {__version__} from a {plan.source} model: "
-        f"{n_rules} rules from {len(trees)} trees.",
+        f"{n_rules} rules from {n_trees} trees.",
         "prediction = intercept + the contribution of every rule the row satisfies "
         "(the model's raw prediction: a classifier's margin).",
         f"Comparisons are the library's, exactly: {plan.reading}.",
@@ -151,7 +151,7 @@ def render_python(plan, name):
         out.append("    out = [" + ", ".join(_py_float(b) for b in plan.intercepts) + "]")
     for k, t, rules in plan.trees:
         target = "out" if K == 1 else f"out[{k}]"
-        out.append(f"    # tree {t}" + ("" if K == 1 else f", output {k}"))
+        out.append(f"    # {plan.tree_labels[t]}" + ("" if K == 1 else f", output {k}"))
         for i, (tests, contribution) in enumerate(rules):
             cond = " and ".join(_py_test(test) for test in tests) or "True"
             out.append(f"    {'if' if i == 0 else 'elif'} {cond}:")
@@ -242,7 +242,7 @@ def render_sql(plan, columns=None, alias=None, table=None):
                     _sql_test(test, columns[plan.feature_names[test.feature]])
                     for test in tests) or _TRUE
                 whens.append(f"WHEN {cond} THEN {_sql_float(contribution)}")
-            terms.append(f"CASE {' '.join(whens)} ELSE 0.0 END  /* tree {t} */")
+            terms.append(f"CASE {' '.join(whens)} ELSE 0.0 END  /* {plan.tree_labels[t]} */")
         exprs.append("\n  + ".join(terms))
     head = sql_comment(" ".join(_header(plan, "sql"))) + "\n"
     if K == 1:

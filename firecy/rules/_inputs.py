@@ -9,7 +9,8 @@ import numpy as np
 
 from firecy._validation import check_sample_weight
 
-__all__ = ["is_estimator", "unpack", "feature_names_of", "tree_of", "check_coef", "n_outputs",
+__all__ = ["is_estimator", "unpack", "feature_names_of", "tree_of", "model_tree_of",
+           "block_label", "check_coef", "n_outputs",
            "column_class", "leaf_support", "missing_features"]
 
 
@@ -44,6 +45,29 @@ def tree_of(ensemble, cols):
     """Block (tree) index of each design column in ``cols``."""
     ptr = np.asarray(ensemble.block_ptr)
     return np.searchsorted(ptr, np.asarray(cols), side="right") - 1
+
+
+def _blocks_per_depth(ensemble):
+    # a union of depth cuts repeats the leaf-level blocks once per depth
+    maps = getattr(ensemble, "column_maps", None)
+    return int(ensemble.n_trees) // len(maps) if maps else None
+
+
+def model_tree_of(ensemble, cols):
+    """The tree each column's rule comes from, as reports name it: its block,
+    or for a union of depth cuts (one block per depth and tree) the block of
+    the leaf-level ensemble it repeats, the same at every depth."""
+    blocks = tree_of(ensemble, cols)
+    per_depth = _blocks_per_depth(ensemble)
+    return blocks if per_depth is None else blocks % per_depth
+
+
+def block_label(ensemble, block):
+    """A block's name in reports: ``"tree t"``, and its depth under a union."""
+    per_depth = _blocks_per_depth(ensemble)
+    if per_depth is None:
+        return f"tree {int(block)}"
+    return f"tree {int(block) % per_depth}, depth {ensemble.rule_depth[int(block) // per_depth]}"
 
 
 def check_coef(ensemble, coef):

@@ -12,7 +12,7 @@ from firecy.rules._inputs import (
     missing_features,
     n_outputs,
     leaf_support,
-    tree_of,
+    model_tree_of,
     unpack,
 )
 from firecy.ensembles._simplify import simplify_conditions
@@ -106,7 +106,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         leaf's value; 1 for every rule of an indicator ensemble, e.g. a
         boosted model under ``rule_values="unit"``, whose tree values are in
         ``ensemble.column_scale``);
-        ``tree``: index of its tree (block); ``n_conditions``: number of
+        ``tree``: index of its tree (block; under a union of depths the
+        tree's, the same at every depth); ``n_conditions``: number of
         conditions after simplification (an interval counts two);
         ``column``: its index j in ``coef`` and in the ensemble's design.
         A multi-output ensemble (multi-class forest) adds a first column
@@ -159,7 +160,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     multi = n_outputs(ensemble) > 1
     labels = class_labels(ensemble, classes)
     cols = np.flatnonzero(coef)
-    trees = tree_of(ensemble, cols)
+    trees = model_tree_of(ensemble, cols)
     classes = column_class(ensemble, cols)
     rows = []
     for j, t, k in zip(cols.tolist(), trees.tolist(), classes.tolist()):
