@@ -118,3 +118,15 @@ def check_sample_weight(sample_weight, n_samples, *, normalize=False):
     if normalize:
         sw /= total
     return sw
+
+
+def check_not_library_matrix(X):
+    """A TypeError for an XGBoost ``DMatrix`` or a LightGBM ``Dataset``: they
+    hold the library's binned copy of the data, which rules cannot read back."""
+    kind = type(X)
+    if (kind.__name__ == "DMatrix" and kind.__module__.startswith("xgboost")) or (
+            kind.__name__ == "Dataset" and kind.__module__.startswith("lightgbm")):
+        raise TypeError(
+            f"X is a {kind.__module__.split('.')[0]} {kind.__name__}, which firecy cannot "
+            "read rows back from: pass the numpy array, scipy sparse matrix or pandas "
+            "DataFrame it was built from")

@@ -220,6 +220,53 @@ def test_non_nan_missing_value_warns():
         rule_ensemble_from_model(model)
 
 
+@pytest.mark.parametrize("sentinel", [0.0, -999.0])
+def test_non_nan_missing_value_is_missing_when_rules_are_evaluated(sentinel):
+    # XGBRegressor(missing=v) reads every v as missing: the rules' row sets
+    # (rule_mask, on which supports and cuts rest) must be XGBoost's own leaf
+    # routing, and a FIRE fit's prediction the sum over its rules' masks
+    import warnings
+
+    from firecy import FIRERegressor
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(300, 5)))          # many exact zeros
+    X[rng.random(X.shape) < 0.1] = sentinel
+    y = X[:, 0] + 2 * (X[:, 1] > 0) + rng.normal(scale=0.3, size=300)
+    model = xgb.XGBRegressor(missing=sentinel, n_estimators=8, max_depth=3, n_jobs=1,
+                             random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ens = rule_ensemble_from_model(model)
+        fire = FIRERegressor(model, n_jobs=1, random_state=0).fit(X, y)
+    leaf = model.apply(X)
+    for j in range(ens.n_rules):
+        t = np.searchsorted(ens.block_ptr, j, side="right") - 1
+        np.testing.assert_array_equal(ens.rule_mask(j, X), leaf[:, t] == ens.leaf_node_ids[j])
+    np.testing.assert_allclose(ens.predict_raw(X), model.predict(X, output_margin=True),
+                               rtol=1e-5, atol=1e-5)
+    fitted = fire.ensemble_
+    masks = np.column_stack([fitted.rule_mask(k, X) for k in range(fitted.n_rules)])
+    by_rules = masks @ (fitted.leaf_values * fire.coef_) + fitted.baseline(X) + fire.intercept_
+    np.testing.assert_allclose(fire.predict(X), by_rules, rtol=1e-10, atol=1e-10)
+
+
+def test_dmatrix_input_is_refused_by_name():
+    # a DMatrix holds XGBoost's copy of the data: rules cannot read it back
+    from firecy import FIRERegressor
+
+    X, y = make_data("regression", n=100)
+    model = xgb.XGBRegressor(n_estimators=2, max_depth=2).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    for call in (lambda d: ens.rule_mask(0, d), lambda d: ens.dense_for_rules(d),
+                 lambda d: FIRERegressor(model).fit(d, y)):
+        with pytest.raises(TypeError, match="xgboost DMatrix"):
+            call(xgb.DMatrix(X))
+    fire = FIRERegressor(model, lam=0.1, n_jobs=1).fit(X, y)
+    with pytest.raises(TypeError, match="xgboost DMatrix"):
+        fire.predict(xgb.DMatrix(X))
+
+
 def test_sparse_input_implicit_entries_are_missing():
     sp = pytest.importorskip("scipy.sparse")
     X, y = make_data("regression")

@@ -18,6 +18,7 @@ from firecy.ensembles._lazy import NodePathList, RuleList
 from firecy.ensembles._depth import column_weights, cut_at_depth, union_of_cuts
 from firecy.ensembles._memory import check_memory
 from firecy.ensembles._tree import Adapter, depth_first_layout
+from firecy._validation import check_not_library_matrix
 
 __all__ = ["RuleEnsemble"]
 
@@ -643,10 +644,12 @@ class RuleEnsemble:
         sees: NaN (missing) where an XGBoost model does not find a stored
         entry, 0 for the other libraries.  A DataFrame with pandas categorical
         columns that XGBoost or LightGBM re-codes by label becomes the float64
-        codes the library uses (see :class:`Condition`'s ``labels``).  Other
-        input is returned unchanged.
+        codes the library uses (see :class:`Condition`'s ``labels``).  An
+        XGBoost model's ``missing`` value (when not NaN) becomes NaN, as
+        XGBoost reads it.  Other input is returned unchanged.
         """
-        X = self._adapter.library_input(X)
+        check_not_library_matrix(X)
+        X = self._adapter.rules_input(X)
         if sp.issparse(X):
             return X.toarray()
         return X

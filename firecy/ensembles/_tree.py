@@ -303,6 +303,11 @@ class Adapter:
         """
         return X
 
+    def rules_input(self, X):
+        """``X`` as the rules read it: :meth:`library_input`, and NaN where
+        the library reads a value as missing (XGBoost's ``missing``)."""
+        return self.library_input(X)
+
 
 def names_from(model):
     """The model's feature names, or None."""

@@ -285,10 +285,13 @@ class XGBoostAdapter(Adapter):
                 n_rounds = None
             missing = getattr(model, "missing", np.nan)
             if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+                # firecy's own rule evaluation reads it as missing (rules_input)
+                self.missing_value = float(missing)
                 warnings.warn(
-                    f"the XGBoost model treats {missing!r} as missing; firecy's "
-                    "rule conditions treat only NaN as missing, so replace "
-                    f"{missing!r} by NaN before evaluating rules on data",
+                    f"the XGBoost model treats {missing!r} as missing; firecy reads "
+                    f"{missing!r} as missing when it evaluates rules, but the printed "
+                    "and exported rules treat only NaN as missing, so replace "
+                    f"{missing!r} by NaN before applying them to data elsewhere",
                     UserWarning,
                     stacklevel=3,
                 )
@@ -493,6 +496,18 @@ class XGBoostAdapter(Adapter):
         if self.n_outputs == 1:
             return out.reshape(-1)
         return out.reshape(out.shape[0], self.n_outputs)
+
+    missing_value = None   # the wrapper's ``missing`` when it is not NaN
+
+    def rules_input(self, X):
+        """:meth:`library_input`, with NaN where XGBoost reads the wrapper's
+        ``missing`` value as missing (the DMatrix is built with it)."""
+        X = self.library_input(X)
+        if self.missing_value is None:
+            return X
+        X = np.array(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        X[X == self.missing_value] = np.nan
+        return X
 
     def library_input(self, X):
         """``X`` as the numbers XGBoost's trees compare.

@@ -22,7 +22,7 @@ from sklearn.utils.validation import (
 )
 
 from firecy._dask import is_dask
-from firecy._validation import check_sample_weight
+from firecy._validation import check_not_library_matrix, check_sample_weight
 from firecy.ensembles._dispatch import names_seen_by
 from firecy.estimators._default_forest import fit_default_forest
 from firecy.estimators._model_inspection import (
@@ -102,6 +102,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
     # -- data -----------------------------------------------------------------
     def _validate_fit_data(self, X, y):
         """Return (X for the model, y); sets n_features_in_ / feature_names_in_."""
+        check_not_library_matrix(X)
         self._native_categorical = False
         if is_dataframe(X):
             bad, categorical = inspect_columns(X)
@@ -154,6 +155,7 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
 
     def _validate_predict_data(self, X):
         check_is_fitted(self)
+        check_not_library_matrix(X)
         if self._native_categorical:
             if not is_dataframe(X):
                 raise TypeError(
