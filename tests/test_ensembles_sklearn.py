@@ -595,3 +595,28 @@ def test_pickle_round_trip(name):
     assert ens2.rules == ens.rules
     np.testing.assert_array_equal(ens2.leaf_table(X), ens.leaf_table(X))
     np.testing.assert_allclose(ens2.predict_raw(X), ens.predict_raw(X))
+
+
+def test_meta_estimators_are_refused_with_what_to_pass():
+    # a Pipeline, a search or a calibration wrapper holds a tree model but is
+    # not one: refused, and the message says what to pass instead
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_data("regression", n=120)
+    yb = (y > np.median(y)).astype(int)
+    tree = DecisionTreeRegressor(max_depth=2, random_state=0)
+    cases = [
+        (make_pipeline(StandardScaler(), tree).fit(X, y), "last step"),
+        (GridSearchCV(tree, {"max_depth": [1, 2]}, cv=2).fit(X, y), "best_estimator_"),
+        (TransformedTargetRegressor(tree, func=np.exp, inverse_func=np.log).fit(X, y),
+         "inner model"),
+        (CalibratedClassifierCV(DecisionTreeClassifier(max_depth=2), cv=2).fit(X, yb),
+         "inner model"),
+    ]
+    for model, hint in cases:
+        with pytest.raises(TypeError, match=f"cannot extract rules.*{hint}"):
+            rule_ensemble_from_model(model)

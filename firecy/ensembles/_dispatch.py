@@ -43,8 +43,23 @@ def make_adapter(model, X=None):
     cls = type(model)
     raise TypeError(
         f"firecy cannot extract rules from a {cls.__module__}.{cls.__qualname__}; "
-        f"supported models: {SUPPORTED}"
+        f"supported models: {SUPPORTED}" + _wrapped_hint(model)
     )
+
+
+def _wrapped_hint(model) -> str:
+    """What to pass instead of a meta-estimator that holds a tree model."""
+    if hasattr(model, "best_estimator_"):   # a fitted search
+        return ("; a fitted search: pass its best_estimator_ (fitted on all the "
+                "data when refit=True)")
+    if hasattr(model, "steps"):             # a Pipeline
+        return ("; a Pipeline: pass its last step, and X transformed by the steps "
+                "before it (pipeline[:-1].transform(X)), which is what the trees read")
+    if hasattr(model, "regressor_") or hasattr(model, "calibrated_classifiers_"):
+        return ("; a model that transforms the target or the probabilities: its "
+                "trees' rules do not predict what it predicts; pass the inner model "
+                "fitted on its own")
+    return ""
 
 
 def names_seen_by(model, names) -> list:
