@@ -16,7 +16,6 @@ default run's.  The comparison, the table and criteria (a)-(e) are
         --d234 benchmarks/any_model_cvpick_d234_runs.csv \\
         --noise-floor benchmarks/any_model_runs.csv benchmarks/any_model_runs_new4.csv
 """
-import argparse
 import os
 import sys
 
@@ -24,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from any_model_d234_confirm import BOOSTED, compare, report  # noqa: E402
+from any_model_d234_confirm import BOOSTED, compare, paired_runs_parser, report  # noqa: E402
 from any_model_unit_compare import _read  # noqa: E402
 
 KEY = ["dataset", "seed", "model"]
@@ -53,12 +52,7 @@ def cvpick(default, d234):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--default", nargs="+", required=True)
-    p.add_argument("--d234", nargs="+", required=True)
-    p.add_argument("--noise-floor", nargs="+", required=True,
-                   help="saved runs whose rf3x500b rows give each data set's noise floor")
-    args = p.parse_args(argv)
+    args = paired_runs_parser(__doc__.splitlines()[0], variant="--d234").parse_args(argv)
     default = _read(args.default)
     variant, picked = cvpick(default, _read(args.d234))
     keys = set(zip(variant.dataset, variant.seed, variant.model))

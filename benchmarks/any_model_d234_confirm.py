@@ -114,13 +114,19 @@ def report(t, runs_d, runs_v, seeds, same_ref):
     return "\n".join(out) + "\n"
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def paired_runs_parser(description, variant="--variant"):
+    """The command line of a paired verdict: the default's and the variant's
+    saved runs, and the runs that give each data set's noise floor."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--default", nargs="+", required=True)
-    p.add_argument("--variant", nargs="+", required=True)
+    p.add_argument(variant, nargs="+", required=True)
     p.add_argument("--noise-floor", nargs="+", required=True,
                    help="saved runs whose rf3x500b rows give each data set's noise floor")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = paired_runs_parser(__doc__.splitlines()[0]).parse_args(argv)
     print(report(*compare(_read(args.default), _read(args.variant),
                           _read(args.noise_floor))))
 
