@@ -422,10 +422,16 @@ def test_survival_estimator_ties():
         b = FIRESurvivalRegressor(_forest(), **kw).fit(X, y)
         e = FIRESurvivalRegressor(_forest(), ties="efron", **kw).fit(X, y)
     assert e.get_params()["ties"] == "efron"
-    # the inner-CV loss is Efron's partial likelihood
+    # the inner-CV loss of the estimator's fit is Efron's partial likelihood
+    from firecy.estimators._data import FitData
+    from firecy.estimators._survival import survival_task
+
+    data = FitData(X=X, y=time, sample_weight=np.ones(300), weighted=False,
+                   native_categorical=False, feature_names=None)
+    loss = survival_task(e, data, event.astype(float), time).validation_loss
     pred = rng.normal(size=(300, 2))
     np.testing.assert_allclose(
-        e._validation_loss(np.column_stack([event, time]), pred, np.ones(300)),
+        loss(np.column_stack([event, time]), pred, np.ones(300)),
         [cox_deviance(event, time, pred[:, k], ties="efron") for k in range(2)])
     # each path's objective at the selected point is its own loss, by hand
     # (L1: lam * |w|_1), and not the other's: the ties reach the solver

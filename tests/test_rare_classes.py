@@ -66,7 +66,7 @@ def _check_proba(fire, X, labels):
 @pytest.fixture
 def no_solve(monkeypatch):
     """Fail if the selection (any path solve) starts."""
-    import firecy.estimators._base as base
+    import firecy.estimators._fit as base
 
     def refuse(*args, **kwargs):
         raise AssertionError("a path was solved")

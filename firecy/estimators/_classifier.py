@@ -1,135 +1,17 @@
 """Rule extraction for classification: :class:`FIREClassifier`."""
-import numbers
-import warnings
-
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.model_selection import (
-    ShuffleSplit,
-    StratifiedKFold,
-    StratifiedShuffleSplit,
-    check_cv,
-)
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from firecy._dask import is_dask
 from firecy.estimators._base import FIREEstimatorBase
-from firecy.estimators._class_models import booster_task, check_model_classes
-from firecy.estimators._class_scoring import ClassificationLoss, check_scoring, probabilities
-from firecy.estimators._logistic_paths import (
-    BinaryLogisticPaths,
-    MultinomialPaths,
-    pack_target,
-)
-from firecy.estimators._model_inspection import is_classifier_model, is_fitted_model, unwrap
-from firecy.estimators._params import penalty_grid
-from firecy.estimators._selection import effective_n_jobs
+from firecy.estimators._class_scoring import check_scoring, probabilities
+from firecy.estimators._class_task import check_no_missing_labels, classification_task
+from firecy.estimators._data import validate_fit_data
+from firecy.estimators._fit import fit_rule_model
 
 __all__ = ["FIREClassifier"]
 
-
-def _check_no_missing_labels(y):
-    """A ValueError naming the missing labels (None or NaN among the labels of
-    an object array), worded like scikit-learn's "Input y contains NaN.";
-    NumPy's own error comes later, from sorting None with strings."""
-    if y is None:
-        return   # validate_data says y is required
-    y = np.asarray(y)
-    if y.dtype != object:
-        return   # a float y with NaN: validate_data's own message
-    flat = y.ravel()
-    is_none = np.fromiter((v is None for v in flat), dtype=bool, count=flat.size)
-    is_nan = np.fromiter((isinstance(v, numbers.Real) and v != v for v in flat),
-                         dtype=bool, count=flat.size)
-    for mask, what in ((is_none, "None"), (is_nan, "NaN")):
-        if mask.any():
-            rows = np.flatnonzero(mask)
-            raise ValueError(
-                f"Input y contains {what}: {rows.size} missing label(s), the first at "
-                f"row {rows[0]}; FIREClassifier needs a label for every row (drop those "
-                "rows or fill in their labels)")
-
-
-
-def _label_list(classes, idx):
-    """``'a', 'b'`` or ``3, 4``: the labels at ``idx``, as the user wrote them."""
-    labels = [repr(v.item() if hasattr(v, "item") else v) for v in classes[idx][:5]]
-    return ", ".join(labels) + (", ..." if len(idx) > 5 else "")
-
-
-def _classes_phrase(classes, idx, singular, plural):
-    """``class 'a' has`` or ``classes 'a', 'b' have``."""
-    if len(idx) == 1:
-        return f"class {_label_list(classes, idx)} {singular}"
-    return f"classes {_label_list(classes, idx)} {plural}"
-
-
-def check_rare_classes(classes, codes, sample_weight, selects):
-    """The rare-class rules of :class:`FIREClassifier`, checked before any fit.
-
-    A class whose rows (of positive weight) number exactly one cannot be
-    selected for: the fold that holds its row out trains without it, every
-    other fold trains on it and never scores it, and its only rules are
-    leaves isolating that row (a separable logistic problem, whose MCP weight
-    grows without bound).  Hence a ValueError when ``selects`` (lam is
-    chosen on folds).  A class with no row of positive weight is left to the
-    model (its probability stays about ``1 / (2n + 1)``): a UserWarning.
-
-    Parameters
-    ----------
-    classes : ndarray
-        The labels, sorted (``classes_``).
-    codes : ndarray of int
-        The class index of each row.
-    sample_weight : ndarray of float
-    selects : bool
-        Whether lam is chosen on validation folds.
-    """
-    counts = np.bincount(codes[sample_weight > 0], minlength=classes.size)
-    single = np.flatnonzero(counts == 1)
-    if selects and single.size:
-        raise ValueError(
-            f"{_classes_phrase(classes, single, 'has', 'have')} a single row"
-            + (" of positive sample weight" if np.any(sample_weight <= 0) else "")
-            + ": choosing lam on validation folds needs at least 2 rows of every class "
-            "(one to fit, one to score); drop or relabel the row, merge the class "
-            "into another, or fix lam to fit without selection"
-        )
-    missing = np.flatnonzero(counts == 0)
-    if missing.size:
-        warnings.warn(
-            f"{_classes_phrase(classes, missing, 'has', 'have')} no row of positive "
-            "sample weight: "
-            "no fit sees it, and its predicted probability stays at about 1 / (2n + 1) "
-            "(n: the rows of positive weight)", UserWarning, stacklevel=5)
-
-
-def warn_absent_from_folds(classes, codes, sample_weight, splits):
-    """One UserWarning naming the classes some folds train without.
-
-    In such a fold no rule speaks for the absent class and its intercept is
-    the log-odds of half an observation, ``1 / (2n + 1)`` (``n`` the fold's
-    training rows of positive weight), against the other classes on
-    average: its held-out rows of that class get a small but nonzero
-    probability, hence a finite loss.
-    """
-    K = classes.size
-    everywhere = np.bincount(codes[sample_weight > 0], minlength=K) > 0
-    lacking = np.zeros(K, dtype=np.intp)
-    for train, _ in splits:
-        train = np.asarray(train)
-        rows = train[sample_weight[train] > 0]
-        lacking += everywhere & (np.bincount(codes[rows], minlength=K) == 0)
-    absent = np.flatnonzero(lacking)
-    if absent.size:
-        n_folds = len(splits)
-        worst = int(lacking.max())
-        warnings.warn(
-            f"{_classes_phrase(classes, absent, 'has', 'have')} no training row in {worst} "
-            f"of the {n_folds} validation fold(s): there no rule speaks for it and its "
-            "intercept is the log-odds of half an observation, 1 / (2n + 1)",
-            UserWarning, stacklevel=7)
 
 class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     r"""Extract a small weighted rule set from a tree ensemble classifier (FIRE).
@@ -394,7 +276,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            As in :meth:`firecy.FIRERegressor.fit`.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -413,129 +296,13 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
             return fit_dask(self, X, y, sample_weight, progress=progress)
         # before scikit-learn's checks, whose message for NaN among object
         # labels ("Input contains NaN") does not say it is y
-        _check_no_missing_labels(y)
-        super().fit(X, y, sample_weight=sample_weight, progress=progress)
-        self.classes_ = self._classes
+        check_no_missing_labels(y)
+        data = validate_fit_data(self, X, y, sample_weight, y_numeric=False,
+                                 default_model_name="RandomForestClassifier")
+        task = classification_task(self, data)
+        fit_rule_model(self, data, task, progress)
+        self.classes_ = task.classes
         return self
-
-    # -- the hooks of FIREEstimatorBase ----------------------------------------
-    def _default_model(self):
-        from sklearn.ensemble import RandomForestClassifier
-
-        return RandomForestClassifier(
-            n_estimators=500, max_depth=3, random_state=self.random_state,
-            n_jobs=effective_n_jobs(self.n_jobs, 500),
-        )
-
-    def _check_model_kind(self, model):
-        task = booster_task(model)
-        if task is None:
-            task = "classification" if is_classifier_model(model) else "regression"
-        if task != "classification":
-            raise TypeError(
-                f"FIREClassifier needs a classification ensemble, got the regressor "
-                f"{type(model).__name__} (use FIRERegressor for regression)"
-            )
-
-    def _validate_target(self, y):
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(
-                f"FIREClassifier needs at least two classes; y has a single class "
-                f"({classes[0]!r})"
-            )
-        self._classes = classes
-        return codes.astype(np.intp)
-
-    def _fit_model(self, X, y, sample_weight, weighted):
-        weighted_classes = np.unique(y[sample_weight > 0])
-        if weighted_classes.size < 2:
-            found = (f"they hold the single class {self._classes[weighted_classes[0]]!r}"
-                     if weighted_classes.size else "no row has a positive weight")
-            raise ValueError(
-                "FIREClassifier needs at least two classes among the rows with "
-                f"positive sample weight; {found}"
-            )
-        # before the ensemble is fitted: a class the selection cannot handle
-        # is an error that costs nothing
-        check_rare_classes(self._classes, y, sample_weight,
-                           self.lam is None or len(penalty_grid(self)) > 1)
-        prefitted = self.estimator is not None and is_fitted_model(self.estimator)
-        model = super()._fit_model(X, y, sample_weight, weighted)
-        if prefitted:
-            check_model_classes(unwrap(model), self._classes)
-        return model
-
-    def _check_ensemble(self, ensemble):
-        K = self._classes.size
-        n_outputs = int(getattr(ensemble, "n_outputs", 1))
-        if not ((n_outputs == 1 and K == 2) or n_outputs == K):
-            raise ValueError(
-                f"the ensemble has {n_outputs} output(s) but y has {K} classes: a "
-                f"classifier of {K} classes has "
-                + ("one output (binary)" if K == 2 else f"{K} outputs")
-            )
-
-    def _fit_target(self, y, baseline):
-        return pack_target(y, baseline)
-
-    def _path_fitter(self, ensemble):
-        # the class of each block of the fit's design: a union of depth cuts
-        # repeats the trees once per depth (``union_of_cuts``)
-        if int(ensemble.n_outputs) == 1:
-            return BinaryLogisticPaths()
-        return MultinomialPaths(np.asarray(ensemble.tree_class, dtype=np.intp),
-                                int(ensemble.n_outputs))
-
-    @property
-    def _validation_loss(self):
-        return ClassificationLoss(self.scoring, self._classes)
-
-    def _splits(self, n):
-        """Stratified folds (stratified split), falling back to plain
-        shuffled ones when a class is too small to stratify; a warning names
-        the classes some folds train without."""
-        splits = self._stratified_splits(n)
-        warn_absent_from_folds(self._classes, self._codes_for_splits(), self._split_weights,
-                               splits)
-        return splits
-
-    def _stratified_splits(self, n):
-        codes = self._codes_for_splits()
-        X0 = np.zeros((n, 1))
-        if self.selection == "validation":
-            try:
-                return list(StratifiedShuffleSplit(
-                    n_splits=1, test_size=self.validation_fraction,
-                    random_state=self.random_state).split(X0, codes))
-            except ValueError:
-                return list(ShuffleSplit(
-                    n_splits=1, test_size=self.validation_fraction,
-                    random_state=self.random_state).split(X0))
-        if isinstance(self.cv, numbers.Integral):
-            if self.cv > n:
-                raise ValueError(
-                    f"cv={self.cv} folds need at least {self.cv} samples, got {n}")
-            if np.bincount(codes).max() >= self.cv:
-                splitter = StratifiedKFold(self.cv, shuffle=True,
-                                           random_state=self.random_state)
-                return list(splitter.split(X0, codes))
-            return super()._splits(n)
-        return list(check_cv(self.cv, codes, classifier=True).split(X0, codes))
-
-    def _codes_for_splits(self):
-        return self._split_codes
-
-    def _select(self, grid, leaf_table, leaf_values, block_ptr, target, sw, n, progress=None,
-                fitter=None):
-        self._split_codes = target[:, 0].astype(np.intp)
-        self._split_weights = sw
-        try:
-            super()._select(grid, leaf_table, leaf_values, block_ptr, target, sw, n,
-                            progress=progress, fitter=fitter)
-        finally:
-            del self._split_codes, self._split_weights
 
     # -- predict --------------------------------------------------------------
     def decision_function(self, X):

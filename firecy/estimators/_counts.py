@@ -2,16 +2,37 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from firecy._dask import is_dask
 from firecy.datafits._poisson_loss import check_counts, log_exposure, poisson_deviance
-from firecy.estimators._glm_paths import (IRLSEstimatorMixin, PoissonPaths,
-                                         poisson_validation_loss)
+from firecy.estimators._base import default_forest
+from firecy.estimators._data import validate_fit_data
+from firecy.estimators._fit import Task, fit_rule_model
+from firecy.estimators._glm_paths import PoissonPaths, poisson_validation_loss
 from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._shared_doc import shared_parameters
 
-__all__ = ["FIREPoissonRegressor"]
+__all__ = ["FIREPoissonRegressor", "poisson_task"]
 
 
-class FIREPoissonRegressor(IRLSEstimatorMixin, FIRERegressor):
+def poisson_task(est, data, offset):
+    """The :class:`~firecy.estimators._fit.Task` of :class:`FIREPoissonRegressor`:
+    counts with the offset ``log(exposure)`` plus the ensemble's baseline.
+
+    A model of the rate is fitted on ``y / exposure`` with the exposure as
+    weight (the same likelihood as counts with a log-exposure offset).
+    """
+    y = check_counts(data.y)
+    e = np.exp(offset)
+    plain = bool(np.all(e == 1.0))
+    return Task(kind="regression", default_model=default_forest(est, "regression"),
+                model_y=y if plain else y / e,
+                model_weight=None if plain else data.sample_weight * e,
+                pack_target=lambda baseline: np.column_stack([y, baseline + offset]),
+                fitter=lambda ensemble: PoissonPaths(),
+                validation_loss=poisson_validation_loss, loss="poisson")
+
+
+class FIREPoissonRegressor(FIRERegressor):
     r"""Extract a small weighted rule set for counts and rates (FIRE, Poisson loss).
 
     The rules, penalties, rule budget and selection are those of
@@ -73,31 +94,12 @@ class FIREPoissonRegressor(IRLSEstimatorMixin, FIRERegressor):
     (True, True)
     """
 
-    _validation_loss = staticmethod(poisson_validation_loss)
-
-    def _validate_target(self, y):
-        return check_counts(y)
-
-    def _fit_target(self, y, baseline):
-        return np.column_stack([y, baseline + self._fit_log_exposure])
-
-    def _path_fitter(self, ensemble):
-        return PoissonPaths()
-
-    def _fit_model(self, X, y, sample_weight, weighted):
-        # a Poisson model of the rate takes y / exposure with the exposure as
-        # weight (the same likelihood as counts with a log-exposure offset)
-        e = np.exp(self._fit_log_exposure)
-        if np.all(e == 1.0):
-            return super()._fit_model(X, y, sample_weight, weighted)
-        return super()._fit_model(X, y / e, sample_weight * e, True)
-
     def fit(self, X, y, sample_weight=None, exposure=None, progress=None):
         """Fit the ensemble (unless fitted), then select and fit the rule weights.
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Counts (non-negative; need not be integers).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -110,12 +112,15 @@ class FIREPoissonRegressor(IRLSEstimatorMixin, FIRERegressor):
         -------
         self : object
         """
+        if is_dask(X, y, sample_weight):   # refused by name: firecy.dask fits FIRERegressor
+            from firecy._dask._fit import fit_dask
+
+            return fit_dask(self, X, y, sample_weight, progress=progress)
         n = np.asarray(y).shape[0] if hasattr(y, "__len__") else None
-        self._fit_log_exposure = log_exposure(exposure, n)
-        try:
-            return super().fit(X, y, sample_weight=sample_weight, progress=progress)
-        finally:
-            del self._fit_log_exposure
+        offset = log_exposure(exposure, n)
+        data = validate_fit_data(self, X, y, sample_weight, y_numeric=True,
+                                 default_model_name="RandomForestRegressor")
+        return fit_rule_model(self, data, poisson_task(self, data, offset), progress)
 
     def predict(self, X, exposure=None):
         """The predicted rate ``exp(c(x) + b + M w)``, times ``exposure`` if given.

@@ -19,15 +19,45 @@ A row of weight 0 is never drawn, and the trees ignore zero-weight rows.
 What is left is the order in which a tree sums equal rows (rounding only).
 """
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["fit_default_forest"]
 
 
 def canonical_row_order(X, y):
-    """Row indices sorting ``(X, y)`` lexicographically (NaN last, stable)."""
-    X = np.asarray(X, dtype=np.float64)
-    keys = [np.asarray(y, dtype=np.float64)] + [X[:, j] for j in range(X.shape[1] - 1, -1, -1)]
-    return np.lexsort(keys)
+    """Row indices sorting ``(X, y)`` lexicographically (NaN last, stable).
+
+    A sparse ``X`` is sorted one column at a time (stable sorts from the last
+    key to the first, as ``np.lexsort`` does), so that no dense copy of it
+    is made.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if not sp.issparse(X):
+        X = np.asarray(X, dtype=np.float64)
+        return np.lexsort([y] + [X[:, j] for j in range(X.shape[1] - 1, -1, -1)])
+    X = sp.csc_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    order = np.argsort(y, kind="stable")
+    rank = np.empty(n, dtype=np.intp)
+    dropped = np.zeros(n, dtype=bool)
+    for j in range(X.shape[1] - 1, -1, -1):
+        rows = X.indices[X.indptr[j]:X.indptr[j + 1]]
+        values = X.data[X.indptr[j]:X.indptr[j + 1]]
+        stored = values != 0          # a stored zero is a zero (NaN is not)
+        rows, values = rows[stored], values[stored]
+        if rows.size == 0:
+            continue   # an all-zero column orders nothing
+        # a stable sort by this column: the rows it holds sorted by (value,
+        # current rank), the zeros in between in their current order
+        rank[order] = np.arange(n)
+        rows = rows[np.lexsort((rank[rows], values))]   # NaN last
+        values = np.sort(values)
+        dropped[rows] = True
+        zeros = order[~dropped[order]]
+        dropped[rows] = False
+        first_positive = np.searchsorted(values, 0.0, side="right")
+        order = np.concatenate([rows[:first_positive], zeros, rows[first_positive:]])
+    return order
 
 
 def fit_default_forest(model, X, y, sample_weight, to_model_input):

@@ -14,23 +14,8 @@ from firecy.datafits._cox_loss import CoxLoss, cox_deviance
 from firecy.datafits._poisson_loss import PoissonLoss, poisson_deviance
 from firecy.solver._irls import IRLSProblem, irls_path, irls_refine
 
-__all__ = ["PoissonPaths", "CoxPaths", "IRLSEstimatorMixin", "poisson_validation_loss",
+__all__ = ["PoissonPaths", "CoxPaths", "poisson_validation_loss",
            "cox_validation_loss"]
-
-
-class IRLSEstimatorMixin:
-    """What the count and survival estimators share on top of
-    :class:`~firecy.estimators.FIRERegressor` (listed before it): the base
-    class's fixed-``lam`` grid (the regressor's squared-loss shortcut does not
-    hold) and no exact rescaling of the rule values (the loss is not
-    quadratic)."""
-
-    _exact_rescaling = False
-
-    def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        from firecy.estimators._base import FIREEstimatorBase
-
-        return FIREEstimatorBase._fixed_lambdas(self, target, sample_weight, leaf_values)
 
 
 class _IRLSPaths:

@@ -3,11 +3,22 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from firecy._dask import is_dask
-from firecy.estimators._base import FIREEstimatorBase
-from firecy.estimators._model_inspection import is_classifier_model
-from firecy.estimators._selection import effective_n_jobs, weighted_squared_error
+from firecy.estimators._base import FIREEstimatorBase, default_forest
+from firecy.estimators._data import validate_fit_data
+from firecy.estimators._fit import Task, fit_rule_model
+from firecy.estimators._selection import weighted_squared_error
 
-__all__ = ["FIRERegressor"]
+__all__ = ["FIRERegressor", "regression_task"]
+
+
+def regression_task(est, data):
+    """The :class:`~firecy.estimators._fit.Task` of :class:`FIRERegressor`:
+    the squared loss on ``y`` minus the ensemble's baseline."""
+    y = np.asarray(data.y, dtype=np.float64)
+    return Task(kind="regression", default_model=default_forest(est, "regression"),
+                model_y=y, pack_target=lambda baseline: y - baseline,
+                fitter=lambda ensemble: None, validation_loss=weighted_squared_error,
+                loss="squared")
 
 
 class FIRERegressor(RegressorMixin, FIREEstimatorBase):
@@ -309,46 +320,41 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    # -- the hooks of FIREEstimatorBase ----------------------------------------
-    _validation_loss = staticmethod(weighted_squared_error)
-    _exact_rescaling = True
+    # -- fit ------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None, progress=None):
+        """Fit the ensemble (unless fitted), then select and fit the rule weights.
 
-    def _default_model(self):
-        from sklearn.ensemble import RandomForestRegressor
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Numeric features; a DataFrame's column names name the rules'
+            features. Category-dtype columns are passed through to an
+            ``estimator`` that handles them natively. A SciPy sparse matrix
+            (CSR or CSC) is read by the model as its library reads sparse
+            input (``docs/ensembles.rst``). A Dask array or DataFrame fits
+            with :func:`firecy.dask.fit_dask` (``docs/dask.rst``).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights ``s`` of the objective; also passed to the ensemble's
+            ``fit`` and used in the validation error.
+        progress : callable, default=None
+            Called as ``progress(k, n_points, result)`` after every solved
+            path point (full-data paths and validation folds, from worker
+            threads: make it thread-safe). ``firecy.cli`` passes a progress
+            bar. Needs joblib's thread backend (the default) to be called in
+            this process.
 
-        return RandomForestRegressor(
-            n_estimators=500, max_depth=3, random_state=self.random_state,
-            n_jobs=effective_n_jobs(self.n_jobs, 500),
-        )
+        Returns
+        -------
+        self : object
+        """
+        if is_dask(X, y, sample_weight):   # rows in a Dask cluster: firecy.dask
+            from firecy._dask._fit import fit_dask
 
-    def _check_model_kind(self, model):
-        if is_classifier_model(model):
-            raise TypeError(
-                f"FIRERegressor needs a regression ensemble, got the classifier "
-                f"{type(model).__name__}"
-            )
-
-    def _validate_target(self, y):
-        return np.asarray(y, dtype=np.float64)
-
-    def _check_ensemble(self, ensemble):
-        n_outputs = int(getattr(ensemble, "n_outputs", 1))
-        if n_outputs != 1:
-            raise ValueError(
-                f"FIRERegressor needs a single-output regression ensemble; this one has "
-                f"{n_outputs} outputs"
-            )
-
-    def _fixed_lambdas(self, target, sample_weight, leaf_values):
-        if self.lam is None and self.fit_intercept:
-            # a constant target: the intercept fits it and lambda_max is
-            # rounding noise; one point with every weight at zero
-            yw = target[sample_weight > 0]
-            if np.ptp(yw) <= 1e-12 * float(np.max(np.abs(yw))):
-                big = (float(np.max(np.abs(leaf_values))) + 1.0) * (
-                    float(np.max(np.abs(yw))) + 1.0)
-                return np.array([big])
-        return super()._fixed_lambdas(target, sample_weight, leaf_values)
+            return fit_dask(self, X, y, sample_weight, progress=progress)
+        data = validate_fit_data(self, X, y, sample_weight, y_numeric=True,
+                                 default_model_name="RandomForestRegressor")
+        return fit_rule_model(self, data, regression_task(self, data), progress)
 
     # -- predict --------------------------------------------------------------
     def predict(self, X):

@@ -9,9 +9,11 @@ leaf-level ensemble, unchanged.
 """
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
+from firecy._warn import user_stacklevel
 from firecy.ensembles import _design
 from firecy.ensembles._depth import (
     choose_rule_depth,
@@ -23,7 +25,7 @@ from firecy.ensembles._depth import (
 )
 from firecy.ensembles._memory import check_memory
 
-__all__ = ["check_rule_depth", "rules_at_depth", "warn_small_rules"]
+__all__ = ["DepthCut", "check_rule_depth", "rules_at_depth", "warn_small_rules"]
 
 # Bytes per column of the leaf-level ensemble, before the cut: the rows
 # (float64) and weights per column (``column_weights``), the depth cut's
@@ -73,6 +75,29 @@ def fit_bytes_per_column(est, points=None):
             + workers * (_ENGINE_BYTES_PER_COLUMN + path))
 
 
+@dataclass
+class DepthCut:
+    """What :func:`rules_at_depth` did.
+
+    Attributes
+    ----------
+    depth : int, tuple of int or None
+        The estimator's ``rule_depth_``: the depth cut at (a tuple: a union of
+        cuts), None when every leaf is a rule.
+    rows : ndarray of float64
+        Training rows (of positive weight) per design column.
+    n_rows : int
+        Training rows of positive weight.
+    note : str
+        The line of ``summary()`` that says what was done.
+    """
+
+    depth: object
+    rows: np.ndarray
+    n_rows: int
+    note: str
+
+
 def _is_depth(d):
     return isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1
 
@@ -97,11 +122,11 @@ def check_rule_depth(rule_depth):
 
 
 def rules_at_depth(est, ensemble, X, sample_weight):
-    """The ensemble of the fit's rules and its leaf table on ``X``.
+    """The ensemble of the fit's rules, its leaf table on ``X`` and a
+    :class:`DepthCut` that says what was cut.
 
-    Sets ``est.rule_depth_`` (the depth cut at, None for every leaf),
-    ``est._rule_rows`` (training rows per column) and ``est._rule_depth_note``
-    (the line of :meth:`summary`).
+    ``est`` supplies ``rule_depth`` and what the memory estimate reads
+    (``n_lambdas``, ``max_rules``, ``refine_path``, ``n_jobs``).
 
     Raises
     ------
@@ -120,14 +145,14 @@ def rules_at_depth(est, ensemble, X, sample_weight):
     check_memory(n, ensemble.n_trees, n_ids, copies=2,
                  extra_bytes=_BYTES_PER_LEAF * ensemble.n_rules,
                  what="the leaf table of this fit (and its fold copies)")
-    ensemble, table = _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n)
+    ensemble, table, cut = _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n)
     check_memory(n, ensemble.n_trees, 0, copies=2,
                  extra_bytes=fit_bytes_per_column(est) * ensemble.n_rules,
                  what=f"the fit's {ensemble.n_rules:,} rules (their solver state and "
                       "paths) and leaf tables",
                  advice="Use a smaller rule_depth (fewer rules), fewer n_lambdas, "
                         "n_jobs=1 (one fold path at a time), or fewer rows.")
-    return ensemble, table
+    return ensemble, table, cut
 
 
 def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
@@ -141,7 +166,6 @@ def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
         counted = table
     rows = column_weights(counted, None, ensemble.n_rules)
     n = counted.shape[0]
-    est._rule_rows_n = n
     deepest = int(tree_depths(ensemble).max(initial=0))
     if isinstance(rule_depth, tuple):
         # a depth at or beyond every tree's depth is the leaves themselves
@@ -165,16 +189,13 @@ def _rules_at_depth(est, ensemble, X, sample_weight, rule_depth, n):
         for r0 in range(0, table.shape[0], chunk):  # in place: one table alive
             table[r0:r0 + chunk] = cmap[table[r0:r0 + chunk]]
         rows = np.bincount(ensemble.column_map, weights=rows, minlength=ensemble.n_rules)
-        est.rule_depth_ = depth
         what = f"each tree's nodes at depth <= {depth}"
     else:
-        est.rule_depth_ = None
+        depth = None
         what = f"every leaf (trees of depth <= {deepest})"
-    est._rule_rows = rows
-    est._rule_depth_note = (
-        f"rules: {what} ({how}), a median of {np.median(rows):.4g} of {n} training "
-        "rows per rule")
-    return ensemble, table
+    note = (f"rules: {what} ({how}), a median of {np.median(rows):.4g} of {n} training "
+            "rows per rule")
+    return ensemble, table, DepthCut(depth, rows, n, note)
 
 
 def _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n):
@@ -185,7 +206,8 @@ def _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n):
         warnings.warn(
             f"group_l0 prices each block of the fit's design; under rule_depth={depths!r} "
             "every depth's copy of a tree is its own block, so a tree whose rules "
-            "come from two depths pays group_l0 twice", UserWarning, stacklevel=4)
+            "come from two depths pays group_l0 twice", UserWarning,
+            stacklevel=user_stacklevel())
     weights = rows if sample_weight is None else column_weights(
         table, sample_weight, ensemble.n_rules)
     union = union_of_cuts(ensemble, depths, weights)
@@ -195,24 +217,23 @@ def _rules_at_depths(est, ensemble, table, rows, sample_weight, depths, n):
     for k, cmap in enumerate(union.column_maps):
         out[:, k * T:(k + 1) * T] = cmap.astype(np.int32)[table] + shift
         shift += int(cmap[-1]) + 1
-    est._rule_rows = np.concatenate([
+    union_rows = np.concatenate([
         np.bincount(cmap, weights=rows, minlength=int(cmap[-1]) + 1)
         for cmap in union.column_maps])
-    est.rule_depth_ = depths
-    est._rule_depth_note = (
-        f"rules: each tree's nodes at depth <= d for d in {list(depths)} (rule_depth="
-        f"{depths!r}, one block per depth and tree), a median of "
-        f"{np.median(est._rule_rows):.4g} of {n} training rows per rule")
-    return union, out
+    note = (f"rules: each tree's nodes at depth <= d for d in {list(depths)} (rule_depth="
+            f"{depths!r}, one block per depth and tree), a median of "
+            f"{np.median(union_rows):.4g} of {n} training rows per rule")
+    return union, out, DepthCut(depths, union_rows, n, note)
 
 
-def warn_small_rules(est, n_rows):
-    """Warn when the kept rules hold too few training rows to generalise."""
-    coef = np.asarray(est.coef_).reshape(len(est._rule_rows), -1)
-    kept = coef.any(axis=1)
+def warn_small_rules(cut, coef):
+    """Warn when the kept rules (nonzero rows of ``coef``) hold too few
+    training rows to generalise."""
+    n_rows = cut.n_rows
+    kept = np.asarray(coef).reshape(len(cut.rows), -1).any(axis=1)
     if not kept.any():
         return
-    median = float(np.median(est._rule_rows[kept]))
+    median = float(np.median(cut.rows[kept]))
     need = min_rows_per_rule(n_rows)
     if median < need:
         warnings.warn(
@@ -220,5 +241,5 @@ def warn_small_rules(est, n_rows):
             f"{n_rows} training rows (fewer than {need:.3g}): rules this small rarely "
             "generalise. Use a smaller rule_depth (each tree's nodes at that depth "
             "are then the rules), or a model with shallower trees.",
-            UserWarning, stacklevel=3,
+            UserWarning, stacklevel=user_stacklevel(),
         )

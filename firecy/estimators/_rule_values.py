@@ -90,23 +90,29 @@ def resolve_rule_values(rule_values, model, ensemble):
     return "unit" if is_boosted(model, ensemble) else "leaf"
 
 
-def apply_rule_values(est, model, ensemble):
-    """The fit's ensemble with the values of ``est.rule_values`` (sets ``rule_values_``).
+def apply_rule_values(rule_values, model, ensemble):
+    """The fit's ensemble with the values of ``rule_values``.
 
     ``ensemble`` is the fit's own (built from the model in this fit, cut or
     not): its ``leaf_values`` are replaced in place under "unit".
+
+    Returns
+    -------
+    ensemble : RuleEnsemble
+    resolved : {"leaf", "unit"}
+        ``rule_values`` with "auto" resolved (the estimator's ``rule_values_``).
+    note : str or None
+        The line of ``summary()`` that says the values are indicators.
     """
-    resolved = resolve_rule_values(est.rule_values, model, ensemble)
-    est.rule_values_ = resolved
-    if resolved == "unit":
-        # the values move into the default coefficients: ensemble_.predict_raw(X)
-        # still reproduces the library's (or the cut trees') raw prediction
-        ensemble.to_indicators()
-        # summary() says so: the weights are effects, not multipliers
-        how = "rule_values='auto', a boosted ensemble" if est.rule_values == "auto" \
-            else "rule_values='unit'"
-        note = getattr(est, "_rule_depth_note", None)
-        line = (f"rule values: 1 (each rule's column its indicator; {how}): a weight "
-                "is the rule's effect on the raw score")
-        est._rule_depth_note = line if not note else note + "\n" + line
-    return ensemble
+    resolved = resolve_rule_values(rule_values, model, ensemble)
+    if resolved != "unit":
+        return ensemble, resolved, None
+    # the values move into the default coefficients: ensemble_.predict_raw(X)
+    # still reproduces the library's (or the cut trees') raw prediction
+    ensemble.to_indicators()
+    # summary() says so: the weights are effects, not multipliers
+    how = ("rule_values='auto', a boosted ensemble" if rule_values == "auto"
+           else "rule_values='unit'")
+    return ensemble, resolved, (
+        f"rule values: 1 (each rule's column its indicator; {how}): a weight "
+        "is the rule's effect on the raw score")

@@ -33,6 +33,7 @@ import joblib
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
+from firecy._warn import user_stacklevel
 from firecy._threads import effective_n_jobs
 from firecy.solver import BlockDesign, PathResult, fire_path
 from firecy.solver._refine import candidate_points
@@ -322,7 +323,7 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
             + ("increase lam or use lam=None to select it" if lam is not None
                else "give larger lambdas"),
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     if not fixed:
         _warn_if_budget_unreachable(full, eligible, best, max_rules)
@@ -356,7 +357,7 @@ def _warn_if_budget_unreachable(full, eligible, best, max_rules):
         "neighbours or ties), so the model keeps no rule; raise max_rules, lower "
         "fusion, or give a finer lambdas grid",
         UserWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 

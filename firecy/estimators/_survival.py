@@ -4,15 +4,18 @@ from functools import partial
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from firecy._dask import is_dask
 from firecy.datafits._cox_loss import check_survival_target
-from firecy.estimators._glm_paths import (IRLSEstimatorMixin, CoxPaths,
-                                         cox_validation_loss)
+from firecy.estimators._base import default_forest
+from firecy.estimators._data import validate_fit_data
+from firecy.estimators._fit import Task, fit_rule_model
+from firecy.estimators._glm_paths import CoxPaths, cox_validation_loss
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._shared_doc import shared_parameters
 from firecy.estimators._survival_metrics import concordance_index
 
-__all__ = ["FIRESurvivalRegressor", "martingale_residuals"]
+__all__ = ["FIRESurvivalRegressor", "martingale_residuals", "survival_task"]
 
 
 def martingale_residuals(event, time, sample_weight):
@@ -30,7 +33,32 @@ def martingale_residuals(event, time, sample_weight):
     return event - cum
 
 
-class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
+def survival_task(est, data, event, time):
+    """The :class:`~firecy.estimators._fit.Task` of :class:`FIRESurvivalRegressor`:
+    the Cox partial likelihood, the ensemble's baseline as offset.
+
+    An unfitted model is fitted on what it takes: an XGBoost ``survival:cox``
+    model on the signed times (negative: censored), a scikit-survival model
+    on the structured target, any other regressor on the martingale
+    residuals of the null Cox model.
+    """
+    model = unwrap(est.estimator)
+    params = getattr(model, "get_params", lambda: {})()
+    if type(model).__module__.startswith("sksurv"):
+        model_y = np.array(list(zip(event.astype(bool), time)),
+                           dtype=[("event", bool), ("time", float)])
+    elif params.get("objective") == "survival:cox":
+        model_y = np.where(event > 0, time, -time)
+    else:
+        model_y = martingale_residuals(event, time, data.sample_weight)
+    return Task(kind="regression", default_model=default_forest(est, "regression"),
+                model_y=model_y,
+                pack_target=lambda baseline: np.column_stack([event, time, baseline]),
+                fitter=lambda ensemble: CoxPaths(est.ties),
+                validation_loss=partial(cox_validation_loss, ties=est.ties), loss="cox")
+
+
+class FIRESurvivalRegressor(FIRERegressor):
     r"""Extract a small weighted rule set for survival times (FIRE, Cox loss).
 
     The rules, penalties, rule budget and selection are those of
@@ -134,49 +162,12 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
             n_jobs=n_jobs, random_state=random_state)
         self.ties = ties
 
-    @property
-    def _validation_loss(self):
-        return partial(cox_validation_loss, ties=self.ties)
-
-    def _validate_fit_data(self, X, y):
-        if self.ties not in ("breslow", "efron"):
-            raise ValueError(f"ties must be 'breslow' or 'efron', got {self.ties!r}")
-        event, time = check_survival_target(y)
-        self._fit_survival = np.column_stack([event, time])
-        try:
-            return super()._validate_fit_data(X, time)
-        finally:
-            del self._fit_survival
-
-    def _validate_target(self, y):
-        return self._fit_survival
-
-    def _fit_target(self, y, baseline):
-        return np.column_stack([y, baseline])
-
-    def _path_fitter(self, ensemble):
-        return CoxPaths(self.ties)
-
-    def _fit_model(self, X, y, sample_weight, weighted):
-        event, time = y[:, 0], y[:, 1]
-        est = unwrap(self.estimator)
-        params = getattr(est, "get_params", lambda: {})()
-        if type(est).__module__.startswith("sksurv"):
-            target = np.array(list(zip(event.astype(bool), time)),
-                              dtype=[("event", bool), ("time", float)])
-        elif params.get("objective") == "survival:cox":
-            # XGBoost's Cox target: the time, negative when censored
-            target = np.where(event > 0, time, -time)
-        else:
-            target = martingale_residuals(event, time, sample_weight)
-        return super()._fit_model(X, target, sample_weight, weighted)
-
     def fit(self, X, y, sample_weight=None, progress=None):
         """Fit the ensemble (unless fitted), then select and fit the rule weights.
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         y : structured array of shape (n_samples,)
             ``(event, time)`` pairs as scikit-survival makes them
             (``sksurv.util.Surv.from_arrays``), or an (n, 2) array
@@ -188,7 +179,16 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
         -------
         self : object
         """
-        return super().fit(X, y, sample_weight=sample_weight, progress=progress)
+        if is_dask(X, y, sample_weight):   # refused by name: firecy.dask fits FIRERegressor
+            from firecy._dask._fit import fit_dask
+
+            return fit_dask(self, X, y, sample_weight, progress=progress)
+        if self.ties not in ("breslow", "efron"):
+            raise ValueError(f"ties must be 'breslow' or 'efron', got {self.ties!r}")
+        event, time = check_survival_target(y)
+        data = validate_fit_data(self, X, time, sample_weight, y_numeric=True,
+                                 default_model_name="RandomForestRegressor")
+        return fit_rule_model(self, data, survival_task(self, data, event, time), progress)
 
     def predict(self, X):
         """Risk scores: the log partial hazard ``c(x) + M w`` (higher: earlier event).

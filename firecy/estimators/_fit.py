@@ -1,0 +1,279 @@
+"""How a FIRE fit flows, top to bottom: :func:`fit_rule_model`.
+
+Every estimator's ``fit`` validates its data (``_data.validate_fit_data``),
+builds a :class:`Task` (what its loss needs: the encoded target, the default
+model, the path fitter, the validation loss, a classifier's classes) and
+calls :func:`fit_rule_model`, which runs these steps in order, each once:
+
+1. **the model** (``_model.fitted_model``): the given fitted model, checked
+   against ``X``; or the given unfitted model, cloned and fitted; or the
+   task's default forest;
+2. **its rules** (:func:`rule_set`): the model's
+   :class:`~firecy.ensembles.RuleEnsemble`, cut at ``rule_depth``
+   (``_rule_depth``), with its rule values (``_rule_values``), and the leaf
+   table of ``X``;
+3. **the design** (:func:`design`): the target the paths fit (the task's
+   packing of ``y`` and the ensemble's baseline), and the leaf values, both
+   rescaled exactly by powers of two for the squared loss (``_scaling``);
+4. **a check that the data fit the model** (``_diagnostics``);
+5. **the paths and the selection** (:func:`select`): one path per penalty
+   grid point, scored on the validation folds (``_selection``);
+6. **the fitted attributes** (:func:`set_fitted`): ``coef_``,
+   ``intercept_``, ``lambda_``, ``path_``, ``ensemble_``, ...
+
+Nothing here calls back into the estimator: what differs between
+regression, classification, counts and survival is data in the
+:class:`Task`.  ``docs/fit_flow.rst`` walks through it for contributors.
+"""
+import copy
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from firecy.estimators._data import model_input
+from firecy.estimators._diagnostics import check_model_matches_data
+from firecy.estimators._model import fitted_model
+from firecy.estimators._model_inspection import unwrap
+from firecy.estimators._params import BUILTIN_PENALTIES, check_lambdas, check_params, penalty_grid
+from firecy.estimators._rule_depth import rules_at_depth, warn_small_rules
+from firecy.estimators._rule_values import apply_rule_values
+from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
+from firecy.estimators._selection import select_on_paths
+from firecy.estimators._splits import validation_splits
+from firecy.penalties import bind_ensemble
+from firecy.rules._inputs import column_support
+
+__all__ = ["Task", "fit_rule_model"]
+
+
+@dataclass
+class Task:
+    """What one estimator's fit needs that another's does not.
+
+    Attributes
+    ----------
+    kind : {"regression", "classification"}
+        The kind of tree model the task reads.
+    default_model : estimator
+        The unfitted model to fit when ``estimator`` is None.
+    model_y : ndarray
+        What an unfitted model is fitted on (y; class indices; rates;
+        martingale residuals ...).
+    pack_target : callable
+        ``pack_target(baseline)``: the per-row target the paths fit, given
+        the ensemble's baseline on the training rows (regression:
+        ``y - baseline``; the others pack ``y`` with the baseline as an
+        offset).
+    fitter : callable
+        ``fitter(ensemble)``: the path fitter for the fit's rules (see
+        ``_selection.SquaredLossPaths``).
+    validation_loss : callable
+        ``loss(y, pred, sample_weight)`` per column of ``pred``.
+    model_weight : ndarray, optional
+        Weights the model is fitted with instead of the sample weights
+        (Poisson: ``exposure * sample_weight``).
+    classes : ndarray, optional
+        A classifier's labels; ``codes`` its class index per row (the folds
+        are stratified on them).
+    loss : {"squared", "logistic", "poisson", "cox"}
+        The datafit, for what depends on it here: the squared loss is
+        solved in power-of-two units (it is homogeneous), and a constant
+        target then selects no rule, at one lambda.
+    """
+
+    kind: str
+    default_model: object
+    model_y: np.ndarray
+    pack_target: Callable
+    fitter: Callable
+    validation_loss: Callable
+    model_weight: Optional[np.ndarray] = None
+    classes: Optional[np.ndarray] = None
+    codes: Optional[np.ndarray] = None
+    loss: str = "squared"
+
+
+@dataclass
+class RuleSet:
+    """Step 2's result: the fit's rules and how they were made."""
+
+    ensemble: object
+    leaf_table: np.ndarray
+    model_X: object                   # X in the form the model reads it
+    cut: object                       # _rule_depth.DepthCut
+    rule_values: str
+    notes: list = field(default_factory=list)
+
+
+@dataclass
+class Design:
+    """Step 3's result: the arrays the paths fit, in solver units."""
+
+    target: np.ndarray
+    leaf_values: np.ndarray
+    block_ptr: np.ndarray
+    scale: PowerOfTwoScale
+    baseline: np.ndarray              # the ensemble's, on the training rows
+
+
+def fit_rule_model(est, data, task, progress=None):
+    """Fit ``est``'s rule weights on ``data`` (a :class:`~firecy.estimators._data.FitData`).
+
+    Returns ``est``, fitted.
+    """
+    check_params(est)
+    grid = penalty_grid(est)
+    model, model_names = fitted_model(est, data, task)
+    rules = rule_set(est, model, data, model_names, task)
+    # a penalty on per-rule data (rule lengths, node hierarchy) reads the rules here
+    grid = [(params, bind_ensemble(pen, rules.ensemble)) for params, pen in grid]
+    # only the built-in penalties are known to scale with the loss
+    rescale = task.loss == "squared" and isinstance(est.penalty, str) \
+        and est.penalty.lower() in BUILTIN_PENALTIES
+    fit = design(rules, data, task, model, rescale)
+    check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
+                             baseline=fit.baseline, prefitted=model is est.estimator)
+    paths, best = select(est, grid, rules, fit, data, task, progress)
+    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data)
+    return est
+
+
+def rule_set(est, model, data, model_names, task):
+    """Step 2: the model's rules on ``X``, cut and valued as ``est`` asks."""
+    from firecy.ensembles import rule_ensemble_from_model
+
+    inner = unwrap(model)
+    Xm = model_input(data.X, model_names, data.native_categorical)
+    # the DataFrame's columns name the rules (a model fitted on an array has
+    # no names; LightGBM renames columns with spaces); the training frame
+    # also gives XGBoost < 3.4 the non-ASCII labels it keeps only in part
+    ens = rule_ensemble_from_model(inner, feature_names=data.feature_names, X=Xm)
+    _check_outputs(ens, task, type(est).__name__)
+    n_model = getattr(ens, "n_features_in_", None)
+    if n_model is not None and int(n_model) != est.n_features_in_:
+        raise ValueError(
+            f"X has {est.n_features_in_} features, but the estimator "
+            f"{type(inner).__name__} was fitted with {int(n_model)}")
+    ens, table, cut = rules_at_depth(est, ens, Xm,
+                                     data.sample_weight if data.weighted else None)
+    ens, values, values_note = apply_rule_values(est.rule_values, inner, ens)
+    notes = [cut.note] + ([values_note] if values_note else [])
+    return RuleSet(ens, table, Xm, cut, values, notes)
+
+
+def _check_outputs(ensemble, task, owner):
+    n_outputs = int(getattr(ensemble, "n_outputs", 1))
+    if task.classes is None:
+        if n_outputs != 1:
+            raise ValueError(f"{owner} needs a single-output regression ensemble; this one "
+                             f"has {n_outputs} outputs")
+        return
+    K = task.classes.size
+    if not ((n_outputs == 1 and K == 2) or n_outputs == K):
+        raise ValueError(
+            f"the ensemble has {n_outputs} output(s) but y has {K} classes: a classifier "
+            f"of {K} classes has " + ("one output (binary)" if K == 2 else f"{K} outputs"))
+
+
+def design(rules, data, task, model, rescale):
+    """Step 3: the target and leaf values the paths fit, in solver units
+    (``rescale``: by powers of two, exactly)."""
+    ens = rules.ensemble
+    leaf_values = np.ascontiguousarray(ens.leaf_values, dtype=np.float64)
+    block_ptr = np.asarray(ens.block_ptr, dtype=np.int64)
+    baseline = np.asarray(ens.baseline(rules.model_X), dtype=np.float64)
+    target = task.pack_target(baseline)
+    # a regression target is y minus the baseline; the others pack y with
+    # the baseline (their own checks hold for it)
+    check_finite_design(target if target.ndim == 1 else None, leaf_values, block_ptr,
+                        unwrap(model), X=data.X)
+    # solve in units where target and leaf values are of order one (exact),
+    # from the rows the fit sees: a zero-weight row is as good as absent
+    scale = PowerOfTwoScale(target[data.sample_weight > 0], leaf_values, enabled=rescale)
+    target_s, leaf_values_s = scale.scale_data(target, leaf_values)
+    return Design(target_s, leaf_values_s, block_ptr, scale, baseline)
+
+
+def _fixed_lambdas(est, task, fit, sample_weight):
+    """The lambda grid of the paths in solver units, or None for each
+    path's default grid (``lam``, ``lambdas``; a constant target)."""
+    factor = fit.scale.lam_factor
+    lambdas = check_lambdas(getattr(est, "lambdas", None))
+    if est.lam is not None:
+        lam = float(est.lam)
+        # the warm path through the given lambdas down to lam (a fitted
+        # model's warm_lambdas_ solve it again), or lam alone, from zero
+        chain = [] if lambdas is None else sorted({float(v) for v in lambdas if v > lam},
+                                                 reverse=True)
+        return np.array(chain + [lam]) / factor
+    if task.loss == "squared" and est.fit_intercept:
+        # a constant target: the intercept fits it and lambda_max is rounding
+        # noise; one point with every weight at zero
+        yw = fit.target[sample_weight > 0]
+        if np.ptp(yw) <= 1e-12 * float(np.max(np.abs(yw))):
+            big = (float(np.max(np.abs(fit.leaf_values))) + 1.0) * (
+                float(np.max(np.abs(yw))) + 1.0)
+            return np.array([big])
+    return None if lambdas is None else lambdas / factor
+
+
+def select(est, grid, rules, fit, data, task, progress):
+    """Step 5: the paths of every grid point and the selected (grid, path) point."""
+    sw, n = data.sample_weight, data.n_samples
+    select_lam = est.lam is None or len(grid) > 1
+    by_budget = est.selection == "budget" and est.lam is None
+    if by_budget and len(grid) > 1:
+        # no held-out loss: nothing to compare penalties with
+        raise ValueError(
+            "selection='budget' takes the path point at the rule budget of one penalty; "
+            f"give single values of the penalty parameters ({len(grid)} grid points), or "
+            "use selection='cv'")
+    splits = None
+    if select_lam and not by_budget:
+        splits = validation_splits(est, n, codes=task.codes, classes=task.classes,
+                                   sample_weight=sw)
+    if est.one_se and splits is not None and len(splits) < 2:
+        raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
+    scaled_grid = fit.scale.scale_grid(grid)
+    paths, best = select_on_paths(
+        scaled_grid, rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.target, sw, splits,
+        lambdas=_fixed_lambdas(est, task, fit, sw), n_lambdas=est.n_lambdas, eps=est.eps,
+        max_rules=est.max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
+        n_jobs=est.n_jobs, loss=task.validation_loss, lam=est.lam,
+        fit_intercept=bool(est.fit_intercept), tol=float(est.tol), max_iter=est.max_iter,
+        progress=progress, fitter=task.fitter(rules.ensemble), by_budget=by_budget)
+    return [fit.scale.unscale_path(p) for p in paths], best
+
+
+def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data):
+    """Step 6: the fitted attributes of ``est`` from the selected point."""
+    g_best, k_best = best
+    path = paths[g_best]
+    est.paths_ = paths
+    est.path_ = path
+    est.best_params_ = dict(grid[g_best][0])
+    est.coef_ = np.array(path.coefs[k_best], dtype=np.float64)
+    intercept = np.array(path.intercepts[k_best], dtype=np.float64)
+    # one intercept per output for a multi-output fitter
+    est.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
+    est.lambda_ = float(path.lambdas[k_best])
+    est.warm_lambdas_ = np.asarray(path.lambdas)[path.warm_start_chain(k_best)]
+    est.n_rules_ = int(np.count_nonzero(est.coef_))
+    est.n_iter_ = int(path.n_iter[k_best])
+    est.validation_error_ = float(path.validation_error[k_best])
+    pen = copy.deepcopy(grid[g_best][1])
+    pen.lam = est.lambda_
+    est.penalty_ = pen
+    est.rule_depth_ = rules.cut.depth
+    est.rule_values_ = rules.rule_values
+    est.estimator_ = model
+    est.ensemble_ = rules.ensemble
+    est._model_names = model_names
+    est._native_categorical = data.native_categorical
+    est._rule_rows = rules.cut.rows
+    est._rule_depth_note = "\n".join(rules.notes)
+    # what rules_ reports as each rule's support: its training rows
+    est._train_support = column_support(rules.leaf_table, len(fit.leaf_values),
+                                        data.sample_weight)
+    warn_small_rules(rules.cut, est.coef_)

@@ -1,0 +1,147 @@
+"""The fit pipeline's own promises (issue 37): sparse X is read as the model's
+library reads it, a model given with data it was not fitted on is diagnosed
+in words, and warnings name the user's line."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_diabetes
+from sklearn.ensemble import (
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.preprocessing import StandardScaler
+
+from firecy import FIREClassifier, FIREPoissonRegressor, FIRERegressor
+from firecy.estimators._default_forest import canonical_row_order
+from firecy.estimators._diagnostics import MAX_LEAF_SHARE, leaf_concentration
+
+FAST = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1)
+
+
+def _sparse_problem(n=600, p=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=0.1, format="csr", random_state=seed,
+                  data_rvs=lambda k: rng.normal(size=k))
+    dense = X.toarray()
+    y = 3 * dense[:, 0] - 2 * (dense[:, 1] > 0.5) + 0.1 * rng.normal(size=n)
+    return X, dense, y
+
+
+# -- sparse X -------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_x_gives_the_dense_fit_with_the_default_forest(fmt):
+    X, dense, y = _sparse_problem()
+    est = FIRERegressor(RandomForestRegressor(60, max_depth=3, random_state=0), **FAST)
+    a = est.fit(X.asformat(fmt), y)
+    coef, pred = a.coef_.copy(), a.predict(X.asformat(fmt))
+    b = FIRERegressor(RandomForestRegressor(60, max_depth=3, random_state=0), **FAST)
+    b.fit(dense, y)
+    # scikit-learn's trees split sparse and dense input alike here (no
+    # missing values): the same rules, the same weights
+    np.testing.assert_array_equal(coef, b.coef_)
+    np.testing.assert_allclose(pred, b.predict(dense), rtol=1e-12, atol=1e-12)
+    assert a.transform(X).shape == (X.shape[0], a.n_rules_)
+    assert "rules" in a.summary(X=X)
+
+
+def test_sparse_x_through_xgboost_reads_unstored_entries_as_missing():
+    xgboost = pytest.importorskip("xgboost")
+    X, dense, y = _sparse_problem(seed=1)
+    model = xgboost.XGBRegressor(n_estimators=30, max_depth=3, random_state=0)
+    fire = FIRERegressor(model, rule_depth=None, **FAST).fit(X, y)
+    # the rules route as XGBoost routes the same sparse rows: the ensemble's
+    # raw prediction with every rule at its model weight is the library's
+    np.testing.assert_allclose(fire.ensemble_.predict_raw(X), fire.estimator_.predict(X),
+                               rtol=1e-5, atol=1e-5)
+    # and FIRE's prediction is its intercept plus its kept rules on those rows
+    kept = np.flatnonzero(fire.coef_)
+    manual = fire.intercept_ + fire.ensemble_.baseline(X) + sum(
+        fire.coef_[j] * fire.ensemble_.leaf_values[j] * fire.ensemble_.rule_mask(j, X)
+        for j in kept)
+    np.testing.assert_allclose(fire.predict(X), manual, rtol=1e-10, atol=1e-10)
+
+
+def test_sparse_x_classifier_and_poisson():
+    X, dense, y = _sparse_problem(seed=2)
+    labels = (y > np.median(y)).astype(int)
+    clf = FIREClassifier(RandomForestClassifier(40, max_depth=3, random_state=0), **FAST)
+    clf.fit(X, labels)
+    np.testing.assert_allclose(clf.predict_proba(X), clf.predict_proba(dense), rtol=1e-12)
+    counts = np.random.default_rng(0).poisson(np.exp(0.5 * np.tanh(y)))
+    pois = FIREPoissonRegressor(RandomForestRegressor(40, max_depth=3, random_state=0),
+                                **FAST).fit(X, counts)
+    assert np.all(pois.predict(X) > 0)
+
+
+def test_sparse_canonical_order_is_the_dense_lexsort():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        dense = rng.integers(-2, 3, size=(200, 5)).astype(float)
+        dense[rng.random(dense.shape) < 0.1] = np.nan
+        dense[rng.random(dense.shape) < 0.5] = 0.0
+        y = rng.integers(0, 2, 200).astype(float)
+        np.testing.assert_array_equal(canonical_row_order(sp.csr_matrix(dense), y),
+                                      canonical_row_order(dense, y))
+
+
+def test_nan_in_sparse_x_is_refused_for_a_model_that_cannot_route_it():
+    from sklearn.ensemble import GradientBoostingRegressor as GB
+
+    X, dense, y = _sparse_problem(seed=4)
+    X = X.tocsr(copy=True)
+    X.data[0] = np.nan
+    with pytest.raises(ValueError, match="contains NaN, which the wrapped"):
+        FIRERegressor(GB(n_estimators=5), **FAST).fit(X, y)
+
+
+# -- the data do not fit the model ---------------------------------------------
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return X, y
+
+
+def test_a_model_given_rescaled_features_is_diagnosed_in_words(diabetes):
+    X, y = diabetes
+    forest = RandomForestRegressor(100, max_depth=3, random_state=0).fit(X * 100, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FIRERegressor(forest, max_rules=3, n_lambdas=5, selection="validation",
+                      random_state=0, n_jobs=1).fit(X, y)
+    found = [w for w in caught if "does not look like the data" in str(w.message)]
+    assert len(found) == 1
+    text = str(found[0].message)
+    assert "RandomForestRegressor" in text and "R² = " in text
+    assert found[0].filename == __file__   # the user's line, not firecy's
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RandomForestRegressor(50, random_state=0),                 # full depth
+    lambda: RandomForestRegressor(50, max_depth=3, random_state=0),
+    lambda: GradientBoostingRegressor(n_estimators=50, random_state=0),
+    lambda: HistGradientBoostingRegressor(max_iter=50, random_state=0),
+])
+def test_a_model_on_its_own_data_is_not_flagged(diabetes, make):
+    X, y = diabetes
+    model = make().fit(X, y)
+    from firecy.ensembles import rule_ensemble_from_model
+
+    ens = rule_ensemble_from_model(model)
+    for depth in (None, 3, 2):
+        cut = ens if depth is None else ens.cut(depth, X=X)
+        shares = leaf_concentration(cut.leaf_table(X), np.asarray(cut.block_ptr),
+                                    np.ones(X.shape[0]))
+        split = np.diff(cut.block_ptr) > 1
+        # the margin of the threshold on models fitted on the data
+        assert np.median(shares[split]) < MAX_LEAF_SHARE - 0.1
+
+
+def test_leaf_concentration_by_hand():
+    table = np.array([[0, 2], [0, 3], [1, 3], [0, 3]])
+    w = np.array([1.0, 1.0, 2.0, 0.0])
+    np.testing.assert_allclose(leaf_concentration(table, np.array([0, 2, 4]), w),
+                               [0.5, 0.75])
