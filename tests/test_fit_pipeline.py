@@ -16,15 +16,16 @@ from sklearn.ensemble import (
 from sklearn.preprocessing import StandardScaler
 
 from firecy import FIREClassifier, FIREPoissonRegressor, FIRERegressor
+from firecy.ensembles import rule_ensemble_from_model
 from firecy.estimators._default_forest import canonical_row_order
-from firecy.estimators._diagnostics import MAX_LEAF_SHARE, leaf_concentration
+from firecy.estimators._diagnostics import MAX_LEAF_SHARE, MAX_REACHED, leaf_concentration
 
 FAST = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1)
 
 
-def _sparse_problem(n=600, p=30, seed=0):
+def _sparse_problem(n=600, p=30, seed=0, density=0.1):
     rng = np.random.default_rng(seed)
-    X = sp.random(n, p, density=0.1, format="csr", random_state=seed,
+    X = sp.random(n, p, density=density, format="csr", random_state=seed,
                   data_rvs=lambda k: rng.normal(size=k))
     dense = X.toarray()
     y = 3 * dense[:, 0] - 2 * (dense[:, 1] > 0.5) + 0.1 * rng.normal(size=n)
@@ -128,20 +129,36 @@ def test_a_model_given_rescaled_features_is_diagnosed_in_words(diabetes):
 def test_a_model_on_its_own_data_is_not_flagged(diabetes, make):
     X, y = diabetes
     model = make().fit(X, y)
-    from firecy.ensembles import rule_ensemble_from_model
-
     ens = rule_ensemble_from_model(model)
     for depth in (None, 3, 2):
         cut = ens if depth is None else ens.cut(depth, X=X)
-        shares = leaf_concentration(cut.leaf_table(X), np.asarray(cut.block_ptr),
-                                    np.ones(X.shape[0]))
+        shares, reached = leaf_concentration(cut.leaf_table(X), np.asarray(cut.block_ptr),
+                                             np.ones(X.shape[0]))
         split = np.diff(cut.block_ptr) > 1
-        # the margin of the threshold on models fitted on the data
+        # the margin of either threshold on models fitted on the data
         assert np.median(shares[split]) < MAX_LEAF_SHARE - 0.1
+        assert np.median(reached[split]) > MAX_REACHED + 0.3
+
+
+def test_a_rare_signal_on_sparse_features_is_not_flagged():
+    # one leaf of each tree holds nearly every row, but every leaf holds one
+    X, _, _ = _sparse_problem(n=2000, p=200, seed=5, density=0.01)
+    X.data = np.abs(X.data)
+    y = np.asarray(X[:, :20].sum(axis=1)).ravel()
+    forest = RandomForestRegressor(30, max_depth=3, random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(forest)
+    share, _ = leaf_concentration(ens.leaf_table(X), np.asarray(ens.block_ptr), np.ones(2000))
+    assert np.median(share) >= MAX_LEAF_SHARE   # the case the share alone would flag
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.filterwarnings("ignore", message=".*rarely generalise")
+        FIRERegressor(forest, max_rules=3, n_lambdas=5, selection="validation",
+                      random_state=0, n_jobs=1).fit(X, y)
 
 
 def test_leaf_concentration_by_hand():
     table = np.array([[0, 2], [0, 3], [1, 3], [0, 3]])
     w = np.array([1.0, 1.0, 2.0, 0.0])
-    np.testing.assert_allclose(leaf_concentration(table, np.array([0, 2, 4]), w),
-                               [0.5, 0.75])
+    share, reached = leaf_concentration(table, np.array([0, 2, 5]), w)
+    np.testing.assert_allclose(share, [0.5, 0.75])
+    np.testing.assert_allclose(reached, [1.0, 2 / 3])
