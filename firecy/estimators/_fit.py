@@ -33,6 +33,7 @@ import numpy as np
 
 from firecy.estimators._data import model_input
 from firecy.estimators._diagnostics import check_model_matches_data
+from firecy.estimators._fit_design import FitDesign
 from firecy.estimators._model import fitted_model
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._params import BUILTIN_PENALTIES, check_lambdas, check_params, penalty_grid
@@ -237,7 +238,8 @@ def select(est, grid, rules, fit, data, task, progress):
         raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
     scaled_grid = fit.scale.scale_grid(grid)
     paths, best = select_on_paths(
-        scaled_grid, rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.target, sw, splits,
+        scaled_grid, FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr), fit.target,
+        sw, splits,
         lambdas=_fixed_lambdas(est, task, fit, sw), n_lambdas=est.n_lambdas, eps=est.eps,
         max_rules=est.max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
         n_jobs=est.n_jobs, loss=task.validation_loss, lam=est.lam,

@@ -17,10 +17,10 @@ The selected point has the lowest mean validation loss (or, with the
 one-standard-error rule, the fewest rules within one standard error of it);
 ``by_budget`` skips stage 2 and takes the most rules within the budget.
 The selected model is the stage-1 solution at the selected lambda: the
-warm-started full-data path is the refit.  The loss is the estimator's
-``_validation_loss``, so the same machinery serves every task.  Every
-design here is a :class:`~firecy.solver.BlockDesign` built from the leaf
-table.  How a task fits a path on it and predicts with it is the
+warm-started full-data path is the refit.  The loss is the task's
+``validation_loss``, so the same machinery serves every task.  Every
+design here is a :class:`~firecy.solver.BlockDesign` built by the fit's
+:class:`~firecy.estimators._fit_design.FitDesign` for the task's rows.  How a task fits a path on it and predicts with it is the
 ``fitter``'s business (default :class:`SquaredLossPaths`, regression); a
 classifier passes its own.  ``docs/selection.rst`` explains the choices and
 their measurements.
@@ -35,7 +35,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from firecy._warn import user_stacklevel
 from firecy._threads import effective_n_jobs
-from firecy.solver import BlockDesign, PathResult, fire_path
+from firecy.solver import PathResult, fire_path
 from firecy.solver._refine import candidate_points
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
@@ -154,7 +154,7 @@ class SquaredLossPaths:
         return np.asarray(design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
 
 
-def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty,
+def full_path_task(source, y, sample_weight, penalty,
                    lambdas, n_lambdas, eps, max_rules, fit_intercept, tol, max_iter,
                    progress=None, refine_path=False, fitter=None, n_jobs=None):
     """Stage 1: the path on all training rows (``lambdas=None``: default grid),
@@ -162,8 +162,9 @@ def full_path_task(leaf_table, leaf_values, block_ptr, y, sample_weight, penalty
 
     ``n_jobs``: threads for the refinement's independent bisections (the
     ``joblib.parallel_config`` the fitter runs in; None leaves the context
-    as it is)."""
-    design = BlockDesign.from_leaf_table(leaf_table, leaf_values, block_ptr)
+    as it is). ``source`` is the fit's :class:`~firecy.estimators._fit_design.FitDesign`
+    on the rows of ``y``."""
+    design = source.block_design()
     fitter = SquaredLossPaths() if fitter is None else fitter
     with contextlib.nullcontext() if n_jobs is None else joblib.parallel_config(n_jobs=n_jobs):
         return fitter.path(
@@ -185,7 +186,7 @@ def weighted_squared_error(y, pred, sample_weight):
     return resid2.mean(axis=0)
 
 
-def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train, test,
+def fold_errors_task(source, y, sample_weight, train, test,
                      penalty, lambdas, fit_intercept, tol, max_iter, progress=None,
                      loss=weighted_squared_error, fitter=None):
     """Stage 2: validation losses of the path fitted on ``train``, scored on ``test``.
@@ -204,7 +205,7 @@ def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train
     positive = sample_weight[train] > 0
     if positive.any():
         train = train[positive]
-    design = BlockDesign.from_leaf_table(leaf_table[train], leaf_values, block_ptr)
+    design = source.rows(train).block_design()
     path = fitter.path(
         design, y[train], penalty, sample_weight=sample_weight[train],
         lambdas=lambdas, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
@@ -212,12 +213,12 @@ def fold_errors_task(leaf_table, leaf_values, block_ptr, y, sample_weight, train
     )
     if len(test) == 0:
         return np.full(len(path.lambdas), np.nan)
-    test_design = BlockDesign.from_leaf_table(leaf_table[test], leaf_values, block_ptr)
+    test_design = source.rows(test).block_design()
     pred = fitter.predict(test_design, y[test], path)
     return loss(y[test], pred, sample_weight[test])
 
 
-def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_weight,
+def select_on_paths(grid, source, target, sample_weight,
                     splits, *, lambdas, n_lambdas, eps, max_rules, refine_path, one_se,
                     n_jobs, loss, lam, by_budget=False, **common):
     """Both stages, and the choice of (grid point, path point).
@@ -226,6 +227,9 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     ----------
     grid : list of (dict, Penalty)
         The grid points and their penalty templates.
+    source : FitDesign
+        The fit's columns on every training row
+        (:class:`~firecy.estimators._fit_design.FitDesign`).
     splits : list of (train, test) or None
         Validation folds; None: nothing to select (one grid point, fixed
         ``lam``).
@@ -280,7 +284,7 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     refine_jobs = (effective_n_jobs(n_jobs, 1 << 30) or 1) if len(grid) == 1 else 1
     full = parallel(
         delayed(full_path_task)(
-            leaf_table[fit_rows], leaf_values, block_ptr, target[fit_rows],
+            source.rows(fit_rows), target[fit_rows],
             sample_weight[fit_rows], pen, lambdas,
             n_lambdas, eps, None if fixed else max_rules,
             refine_path=refine_path and not fixed,
@@ -304,9 +308,8 @@ def select_on_paths(grid, leaf_table, leaf_values, block_ptr, target, sample_wei
     errors = [np.full(len(p), np.nan) for p in full]
     stds = [np.full(len(p), np.nan) for p in full]
     if splits is not None:
-        errors, stds = _validation_errors(parallel, grid, full, eligible, leaf_table,
-                                          leaf_values, block_ptr, target, sample_weight,
-                                          splits, loss,
+        errors, stds = _validation_errors(parallel, grid, full, eligible, source,
+                                          target, sample_weight, splits, loss,
                                           dict(common, progress=_stage(progress, "validation")))
     if by_budget:
         best = _at_budget(full, eligible)
@@ -368,8 +371,8 @@ def _stage(progress, name):
     return stage(name) if callable(stage) else progress
 
 
-def _validation_errors(parallel, grid, full, eligible, leaf_table, leaf_values, block_ptr,
-                       target, sample_weight, splits, loss, common):
+def _validation_errors(parallel, grid, full, eligible, source, target, sample_weight, splits,
+                       loss, common):
     """Stage 2: mean and std over the folds of the loss at each eligible point.
 
     The folds' paths are aligned with the full-data path by lambda: each
@@ -381,7 +384,7 @@ def _validation_errors(parallel, grid, full, eligible, leaf_table, leaf_values, 
              if eligible[g].any()]
     fold_errs = parallel(
         delayed(fold_errors_task)(
-            leaf_table, leaf_values, block_ptr, target, sample_weight,
+            source, target, sample_weight,
             splits[k][0], splits[k][1], grid[g][1],
             full[g].lambdas[eligible[g]], loss=loss, **common,
         )
