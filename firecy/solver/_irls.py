@@ -40,6 +40,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from firecy._warn import user_stacklevel
 from firecy.solver._api import solve
 from firecy.solver._design import BlockDesign
 from firecy.solver._results import PathResult, SolveResult
@@ -209,7 +210,7 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
     eta = problem.eta(w, b)
     pen_w = problem.penalty_value(penalty, w)
     F = loss.value(eta) + pen_w
-    converged, n_iter = False, 0
+    converged, n_iter, stalled, kkt = False, 0, False, None
     for n_iter in range(1, max_iter + 1):
         g = loss.gradient(eta)
         if newton:
@@ -283,11 +284,20 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
                 converged = True
                 break
             if not accepted:
+                stalled = True
                 break
     if not converged and warn:
-        warnings.warn(
-            f"the proximal-Newton loop did not converge in {max_iter} steps "
-            f"(objective {F:.10g}); raise max_iter or tol", ConvergenceWarning, stacklevel=2)
+        target = np.sqrt(tol) * max(scale, 1e-300)
+        if kkt is None:
+            kkt = problem.kkt_residual(penalty, w, np.asarray(problem.csc.T @ loss.gradient(eta)))
+        state = f"objective {F:.10g}, optimality residual {kkt:.3g}, target {target:.3g}"
+        if stalled:
+            what = (f"stopped after {n_iter} of at most {max_iter} steps: no step of its "
+                    f"quadratic model lowered the objective ({state}); raise tol")
+        else:
+            what = f"did not converge in {max_iter} steps ({state}); raise max_iter or tol"
+        warnings.warn(f"the proximal-Newton loop {what}", ConvergenceWarning,
+                      stacklevel=user_stacklevel())
     return SolveResult(coef=w, intercept=b, objective=F, n_iter=n_iter, converged=converged)
 
 
@@ -336,12 +346,18 @@ def _inner_step(problem, penalty, q, g, eta, w, b, tol, inner_max_iter):
     engine), as a step ``(dw, db, deta)`` from ``(w, b)``."""
     k = np.sqrt(float(q.sum()))
     z = eta - np.divide(g, q, out=np.zeros_like(g), where=q > 0)
+    # the model's intercept is free where the loss has one to fit, and where
+    # the loss ignores a constant shift of eta (Cox, below); a Poisson fit
+    # without an intercept (b = 0) must minimise the model at b = 0, or its
+    # steps are not descent steps of the true objective and the loop stalls
+    inner_intercept = problem.fit_intercept or not problem.loss.has_intercept
     with warnings.catch_warnings():
         # the inner solve's own tolerance is the outer loop's business
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = solve(_scaled_design(problem.design, k), k * z, penalty,
-                    offset=k * problem.offset, sample_weight=q, fit_intercept=True,
-                    coef_init=w, tol=min(tol, 1e-6), max_iter=inner_max_iter)
+                    offset=k * problem.offset, sample_weight=q,
+                    fit_intercept=inner_intercept, coef_init=w, tol=min(tol, 1e-6),
+                    max_iter=inner_max_iter)
     dw = res.coef - w
     # the inner intercept is fitted even for Cox, whose loss ignores a
     # constant shift of eta: a tree's leaves sum to such a shift, and a
