@@ -344,18 +344,41 @@ class ExplainMixin:
         return _as_table(records, getattr(self, "classes_", None) is not None, as_frame)
 
     def explain_global(self, name=None):
-        """The model as an InterpretML global explanation (needs ``interpret-core``).
+        """The kept rules as an InterpretML global explanation.
 
-        See :func:`firecy.interpret.explain_global`.
+        Needs ``interpret-core`` (``pip install "firecy[interpret]"``); see
+        :func:`firecy.interpret.explain_global`.
+
+        Parameters
+        ----------
+        name : str, optional
+            The explanation's name in an InterpretML dashboard.
+
+        Returns
+        -------
+        interpret.api.templates.FeatureValueExplanation
         """
         from firecy.interpret import explain_global
 
         return explain_global(self, name=name)
 
     def explain_local(self, X, y=None, name=None):
-        """Rows' explanations as an InterpretML local explanation (needs ``interpret-core``).
+        """Rows' explanations as an InterpretML local explanation.
 
-        See :func:`firecy.interpret.explain_local`.
+        Needs ``interpret-core`` (``pip install "firecy[interpret]"``); see
+        :func:`firecy.interpret.explain_local`.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), optional
+            The rows' targets, shown beside the predictions.
+        name : str, optional
+            The explanation's name in an InterpretML dashboard.
+
+        Returns
+        -------
+        interpret.api.templates.FeatureValueExplanation
         """
         from firecy.interpret import explain_local
 
