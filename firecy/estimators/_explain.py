@@ -22,7 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels", "raw_scale_name"]
+__all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels", "raw_scale_name",
+           "feature_names_for"]
 
 # the table's columns, in order; classifiers add "class" after "row"
 EXPLAIN_COLUMNS = ["row", "term", "kind", "text", "fires", "value", "weight",
@@ -194,7 +195,18 @@ def model_terms(est, Xm):
     )
 
 
-def term_texts(est, terms, X=None, precision=None):
+def feature_names_for(est, feature_names=None):
+    """The names the texts use: ``feature_names`` (checked), else the estimator's."""
+    if feature_names is None:
+        return est._rule_feature_names()
+    names = [str(n) for n in feature_names]
+    if len(names) != est.n_features_in_:
+        raise ValueError(f"feature_names has {len(names)} names; the model has "
+                         f"{est.n_features_in_} features")
+    return names
+
+
+def term_texts(est, terms, X=None, precision=None, names=None):
     """The text of every term: a rule's conditions (as in ``rules_``), the
     intercept's and the baseline's names."""
     from firecy.ensembles._simplify import simplify_conditions
@@ -202,7 +214,7 @@ def term_texts(est, terms, X=None, precision=None):
     from firecy.rules._inputs import missing_features
 
     ens = est.ensemble_
-    names = est._rule_feature_names()
+    names = feature_names_for(est) if names is None else names
     show = missing_features(X, "auto")
     texts = []
     for kind, col in zip(terms.kind, terms.column.tolist()):
@@ -245,7 +257,8 @@ class ExplainMixin:
     """``explain`` (and InterpretML's ``explain_global`` / ``explain_local``)
     for a fitted FIRE estimator (internal)."""
 
-    def explain(self, X, *, fired_only=False, precision=None, as_frame=None):
+    def explain(self, X, *, fired_only=False, precision=None, feature_names=None,
+                as_frame=None):
         """Each row's prediction as the sum of the model's terms.
 
         The exact, additive explanation of a FIRE model: for every row of
@@ -269,6 +282,9 @@ class ExplainMixin:
         precision : int, optional
             Round the thresholds in the rule texts to this many significant
             digits (default: exact, as in ``rules_``).
+        feature_names : sequence of str, optional
+            The names the texts and ``features`` use (default:
+            ``feature_names_in_``, else the ensemble's ``x0, x1, ...``).
         as_frame : bool, optional
             A pandas DataFrame (the default when pandas is importable) or,
             with ``as_frame=False`` or without pandas, a list of dicts with
@@ -338,9 +354,10 @@ class ExplainMixin:
             raise TypeError("explain takes in-memory rows (an array, a DataFrame or a "
                             "sparse matrix): compute the Dask collection's rows first")
         Xm = self._validate_predict_data(X)
+        names = feature_names_for(self, feature_names)
         terms = model_terms(self, Xm)
-        texts = term_texts(self, terms, X=Xm, precision=precision)
-        records = _records(self, Xm, terms, texts, fired_only)
+        texts = term_texts(self, terms, X=Xm, precision=precision, names=names)
+        records = _records(self, Xm, terms, texts, fired_only, names)
         return _as_table(records, getattr(self, "classes_", None) is not None, as_frame)
 
     def explain_global(self, name=None):
@@ -385,11 +402,10 @@ class ExplainMixin:
         return explain_local(self, X, y=y, name=name)
 
 
-def _records(est, Xm, terms, texts, fired_only):
+def _records(est, Xm, terms, texts, fired_only, names):
     """The table's rows: per row and output, intercept, baseline, then the
     rules by decreasing |contribution|."""
     n = int(Xm.shape[0])
-    names = est._rule_feature_names()
     values = feature_values(est, Xm, [f for fs in terms.features for f in fs])
     labels = explained_labels(est)
     contribution = terms.contribution
@@ -426,4 +442,11 @@ def _as_table(records, classifier, as_frame):
                               "(or pip install 'firecy[pandas]')") from None
         return records
     columns = EXPLAIN_COLUMNS[:1] + (["class"] if classifier else []) + EXPLAIN_COLUMNS[1:]
-    return pd.DataFrame(records, columns=columns)
+    try:
+        return pd.DataFrame(records, columns=columns)
+    except UnicodeEncodeError:
+        # pandas' Arrow strings hold UTF-8 only: a name or label with a lone
+        # surrogate stays a Python str, in an object column
+        frame = pd.DataFrame({c: pd.Series([r.get(c) for r in records], dtype=object)
+                              for c in columns})
+        return frame.astype({c: float for c in ("value", "weight", "contribution")})

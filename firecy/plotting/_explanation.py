@@ -62,7 +62,8 @@ def _choose_output(estimator, records, X1, label):
 
 
 def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_chars=160,
-                     precision=None, ax=None, figsize=None, figure=None):
+                     precision=None, feature_names=None, ax=None, figsize=None,
+                     figure=None):
     """Draw one row's prediction as a waterfall, from the intercept to the prediction.
 
     The first bar is the intercept plus the ensemble's baseline; then one bar
@@ -90,6 +91,8 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
         A longer rule text is cut there, with an ellipsis.
     precision : int, optional
         Round the thresholds in the labels to this many significant digits.
+    feature_names : sequence of str, optional
+        The names in the labels (default: the estimator's).
     ax : matplotlib Axes, optional
         Draw here (its figure is returned).
     figsize : (float, float), optional
@@ -123,7 +126,8 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     if int(max_terms) < 1:
         raise ValueError(f"max_terms must be at least 1, got {max_terms}")
     X1 = one_row(x)
-    records = estimator.explain(X1, precision=precision, as_frame=False)
+    records = estimator.explain(X1, precision=precision, feature_names=feature_names,
+                                as_frame=False)
     records, label = _choose_output(estimator, records, X1, label)
     contrib = np.array([r["contribution"] for r in records], dtype=np.float64)
     constant = np.array([r["kind"] in ("intercept", "baseline") for r in records], dtype=bool)

@@ -16,8 +16,8 @@ __all__ = ["write_report", "report_html"]
 
 
 def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure=None,
-                exposure_test=None, rows=None, n_rows=3, title=None, comparison=None,
-                comparison_note=None):
+                exposure_test=None, rows=None, n_rows=3, title=None, feature_names=None,
+                comparison=None, comparison_note=None):
     """The report of a fitted FIRE estimator as an HTML document (a str).
 
     Parameters
@@ -43,6 +43,9 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     n_rows : int, default=3
     title : str, optional
         The page's title.
+    feature_names : sequence of str, optional
+        The names the rules use (default: the estimator's
+        ``feature_names_in_``, else ``x0, x1, ...``).
     comparison : list of dict, optional
         A comparison table already computed (``firecy extract`` passes its
         own, with L1 selection): each dict has a ``name`` and any other
@@ -77,9 +80,13 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     check_is_fitted(estimator)
     if comparison_note is not None and comparison is None:
         raise ValueError("comparison_note describes a given comparison: pass comparison too")
+    from firecy.estimators._explain import feature_names_for
+
+    names = feature_names_for(estimator, feature_names)
     ev = evaluation(X, y, X_test, y_test, exposure, exposure_test)
     sections = sections_for(estimator, X, y, ev, rows=rows, n_rows=int(n_rows),
-                            comparison=comparison, comparison_note=comparison_note)
+                            comparison=comparison, comparison_note=comparison_note,
+                            names=names)
     if title is None:
         title = f"{type(estimator).__name__}: {estimator.n_rules_} rules"
     from firecy._version import __version__

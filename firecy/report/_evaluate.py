@@ -60,6 +60,13 @@ def _scores(task, est, model, ev):
     y = ev.y
     if task == "classification":
         classes = est.classes_
+        unknown = ~np.isin(np.asarray(y), classes)
+        if np.any(unknown):
+            from firecy._escape import display_value
+
+            raise ValueError(
+                f"the {ev.which} rows hold labels the model was not fitted with: "
+                + ", ".join(display_value(v) for v in pd_unique(np.asarray(y)[unknown])[:5]))
         if model is None:
             proba = est.predict_proba(ev.X)
         else:
@@ -95,6 +102,11 @@ def _scores(task, est, model, ev):
     ss = float(np.sum((target - target.mean()) ** 2))
     return {"MSE": mse, "R\u00b2": 1.0 - float(np.sum((target - pred) ** 2)) / ss
             if ss else float("nan")}
+
+
+def pd_unique(values):
+    """Distinct values in order of appearance (labels of any type)."""
+    return list(dict.fromkeys(v.item() if hasattr(v, "item") else v for v in values))
 
 
 def comparison_rows(est, ev):

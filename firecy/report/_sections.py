@@ -9,7 +9,7 @@ __all__ = ["summary_section", "rules_section", "pictures_section", "comparison_s
            "calibration_section", "risk_card_section", "rows_section"]
 
 
-def summary_section(est, X):
+def summary_section(est, X, names):
     """The summary of the fit: what was fitted, and ``est.summary()``."""
     from firecy.estimators._explain import raw_scale_name
 
@@ -27,14 +27,16 @@ def summary_section(est, X):
         ["raw scale (what the rules add to)", raw_scale_name(est, label)],
         ["training rows described", "-" if X is None else int(X.shape[0])],
     ])
-    return section("summary", "Summary", facts, pre(est.summary(X=X)))
+    return section("summary", "Summary", facts, pre(est.summary(X=X, feature_names=names)))
 
 
-def rules_section(est):
+def rules_section(est, names):
     """The kept rules: weights, support, importance, conditions."""
-    from firecy.rules import count_antecedents
+    from firecy.rules import count_antecedents, rules_table
 
-    rules = est.rules_ if not hasattr(est.rules_, "to_dict") else est.rules_.to_dict("records")
+    # the records, not the DataFrame: pandas with Arrow strings refuses a
+    # label that is not UTF-8 (a lone surrogate); the page escapes it
+    rules = rules_table(est, feature_names=names, as_frame=False)
     classes = "class" in rules[0] if rules else False
     headers = (["class"] if classes else []) + [
         "#", "rule", "weight", "support", "importance", "contribution", "conditions", "tree"]
@@ -62,11 +64,11 @@ def _selected_index(est):
     return int(np.argmin(np.abs(np.asarray(est.path_.lambdas) - est.lambda_)))
 
 
-def pictures_section(est, X):
+def pictures_section(est, X, names):
     """The rules drawn as partial trees, and the regularisation path."""
     from firecy.plotting import plot_path, plot_rules
 
-    fig_rules = plot_rules(est, X=X)
+    fig_rules = plot_rules(est, feature_names=names, X=X)
     fig_path = plot_path(est.path_, budget=est.max_rules, label="FIRE",
                          selected=_selected_index(est))
     fig_path.axes[0].set_title("validation error along the regularisation path")
@@ -159,14 +161,14 @@ def _values(features):
                      for k, v in features.items())
 
 
-def _row_block(est, X, i, label_of, target):
+def _row_block(est, X, i, label_of, target, names):
     """One explained row: its terms that fire, their sum, the waterfall."""
     from firecy.estimators._explain import raw_scale_name
     from firecy.plotting import plot_explanation
     from firecy.plotting._explanation import one_row
 
     row = X[i:i + 1] if not hasattr(X, "iloc") else X.iloc[i:i + 1]
-    records = est.explain(row, fired_only=True, as_frame=False)
+    records = est.explain(row, fired_only=True, feature_names=names, as_frame=False)
     label = None
     if records and "class" in records[0]:
         labels = list(dict.fromkeys(r["class"] for r in records))
@@ -187,12 +189,12 @@ def _row_block(est, X, i, label_of, target):
     if target is not None:
         facts += f"; observed: {target}"
     return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n{body}\n"
-                + figure(plot_explanation(est, row, label=label),
+                + figure(plot_explanation(est, row, label=label, feature_names=names),
                          f"Row {i}: from the intercept plus baseline to the prediction, one "
                          f"bar per rule that holds."))
 
 
-def rows_section(est, X, y, which, rows=None, n_rows=3):
+def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
     """A few rows explained term by term."""
     if X is None:
         return section("rows", "Explained rows", "No rows were given to explain.")
@@ -206,7 +208,7 @@ def rows_section(est, X, y, which, rows=None, n_rows=3):
             target = (f"event {bool(yi['event'])}, time {float(yi['time']):.6g}"
                       if getattr(np.asarray(y).dtype, "names", None)
                       else display_value(yi.item() if hasattr(yi, "item") else yi))
-        blocks.append(_row_block(est, X, i, label_of, target))
+        blocks.append(_row_block(est, X, i, label_of, target, names))
     how = ("the rows asked for" if rows is not None else
            "the rows with the lowest and the highest prediction, and evenly between")
     return section("rows", "Explained rows",
@@ -215,11 +217,11 @@ def rows_section(est, X, y, which, rows=None, n_rows=3):
                    f"(estimator.explain). Shown: {how}, of the {which} rows.", *blocks)
 
 
-def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note):
+def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names):
     """Every section of the report, in order: (anchor, title, html)."""
-    out = [("summary", "Summary", summary_section(est, X)),
-           ("rules", "Rules", rules_section(est)),
-           ("pictures", "Pictures", pictures_section(est, X)),
+    out = [("summary", "Summary", summary_section(est, X, names)),
+           ("rules", "Rules", rules_section(est, names)),
+           ("pictures", "Pictures", pictures_section(est, X, names)),
            ("comparison", "Comparison with the full model",
             comparison_section(est, ev, comparison, comparison_note))]
     if task_of(est) == "classification":
@@ -227,5 +229,6 @@ def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note):
         if len(est.classes_) == 2:
             out.append(("risk-card", "Risk card", risk_card_section(est, X, y)))
     Xr, yr, which = (ev.X, ev.y, ev.which) if ev is not None else (X, y, "given")
-    out.append(("rows", "Explained rows", rows_section(est, Xr, yr, which, rows, n_rows)))
+    out.append(("rows", "Explained rows",
+                rows_section(est, Xr, yr, which, rows, n_rows, names)))
     return out
