@@ -305,3 +305,72 @@ def test_the_waterfall_folds_small_terms_and_wraps_long_texts():
     assert np.isclose(ends[-1], est.predict(X.iloc[[row]])[0], rtol=1e-12)
     with pytest.raises(ValueError, match="one row"):
         plot_explanation(est, X.iloc[:2])
+
+
+# ---------------------------------------------------------------------------
+# firecy explain
+# ---------------------------------------------------------------------------
+CLI_FAST = ["--n-trees", "20", "--n-lambdas", "8", "--cv", "3", "--n-jobs", "1",
+            "--no-progress"]
+
+
+def _exported(tmp_path, csv, target, extra=()):
+    """``firecy extract --format python`` with the same options: its function."""
+    from firecy.cli import main
+
+    source = tmp_path / "rules.py"
+    assert main(["extract", str(csv), "--target", target, "--format", "python",
+                 "--output", str(source), *CLI_FAST, *extra]) == 0
+    namespace = {}
+    exec(compile(source.read_text(encoding="utf-8"), str(source), "exec"), namespace)
+    return namespace["predict"]
+
+
+@pytest.mark.parametrize("kind", ["regression", "binary"])
+def test_cli_explain_sums_to_the_extracted_rules(tmp_path, capsys, kind):
+    from firecy.cli import main
+
+    if kind == "regression":
+        frame = load_diabetes(as_frame=True).frame
+        target = "target"
+    else:
+        X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+        frame = X.iloc[:, :8].assign(diagnosis=np.where(y == 1, "benign", "malignant"))
+        target = "diagnosis"
+    csv = tmp_path / "data.csv"
+    frame.to_csv(csv, index=False)
+    out, pictures = tmp_path / "explanations.csv", tmp_path / "pictures"
+    status = main(["explain", str(csv), "--target", target, "--rows", "9,0,5",
+                   "--output", str(out), "--plot-dir", str(pictures), *CLI_FAST])
+    printed = capsys.readouterr().out
+    assert status == 0
+    assert "row 9 (CSV line 11)" in printed and "intercept + ensemble baseline" in printed
+    table = pd.read_csv(out)
+    assert list(pd.unique(table["row"])) == [9, 0, 5]
+    assert (table["csv_line"] == table["row"] + 2).all()
+    # the same rules as firecy extract with the same options: its exported function
+    predict = _exported(tmp_path, csv, target)
+    features = frame.drop(columns=[target])
+    for row, part in table.groupby("row"):
+        expected = predict({k: float(v) for k, v in features.iloc[row].items()})
+        assert np.isclose(part["contribution"].sum(), expected, rtol=1e-12, atol=1e-12)
+        fired = part[(part["kind"] == "rule") & part["fires"]]
+        for text, shown in zip(fired["text"], fired["features"]):
+            values = __import__("json").loads(shown)
+            assert values and all(k in text for k in values)
+            assert all(v == features.iloc[row][k] for k, v in values.items())
+    assert sorted(p.name for p in pictures.iterdir()) == [
+        "explanation_row0.png", "explanation_row5.png", "explanation_row9.png"]
+
+
+def test_cli_explain_errors(tmp_path, capsys):
+    from firecy.cli import main
+
+    csv = tmp_path / "data.csv"
+    load_diabetes(as_frame=True).frame.to_csv(csv, index=False)
+    assert main(["explain", str(csv), "--target", "target", "--rows", "442", *CLI_FAST]) == 1
+    assert "has 442 data rows (0 to 441); no row 442" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain", str(csv), "--target", "target", "--rows", "a,1"])
+    assert exit_.value.code == 2
+    assert "--rows must be data rows" in capsys.readouterr().err

@@ -316,3 +316,42 @@ def test_a_headless_browser_renders_it_without_a_console_message(reports, tmp_pa
     args[-1] = bad.as_uri()
     res = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
     assert any(":CONSOLE" in line for line in res.stderr.splitlines())
+
+
+# ---------------------------------------------------------------------------
+# firecy extract --report
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("test_size", ["0.25", "0"])
+def test_cli_extract_writes_the_report(tmp_path, capsys, test_size):
+    from sklearn.datasets import load_breast_cancer
+
+    from firecy.cli import main
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    frame = X.iloc[:, :8].assign(diagnosis=np.where(y == 1, "benign", "malignant"))
+    # mean area is in the rules; its name is markup
+    frame = frame.rename(columns={"mean area": "<i>area</i> & \"mean\""})
+    csv = tmp_path / "data.csv"
+    frame.to_csv(csv, index=False)
+    report = tmp_path / "report.html"
+    status = main(["extract", str(csv), "--target", "diagnosis", "--output",
+                   str(tmp_path / "rules.json"), "--report", str(report), "--test-size",
+                   test_size, "--n-trees", "20", "--n-lambdas", "8", "--cv", "3",
+                   "--n-jobs", "1", "--no-progress"])
+    assert status == 0
+    assert f"saved {report}" in capsys.readouterr().out
+    document = report.read_text(encoding="utf-8")
+    page = parse(document)
+    check_self_contained(document, page)
+    assert len(pictures(page)) == 7
+    body = page_text(page)
+    if test_size == "0":
+        assert "training rows (no test rows were given" in body
+    else:
+        assert "L1 selection, same budget" in body
+        assert "test rows held out by --test-size 0.25" in body
+    assert "<i>area</i>" not in document
+    assert "&lt;i&gt;area&lt;/i&gt; &amp; &quot;mean&quot;" in document
+    bad = tmp_path / "missing" / "r.html"
+    assert main(["extract", str(csv), "--target", "diagnosis", "--report", str(bad)]) == 1
+    assert "--report: the directory" in capsys.readouterr().err

@@ -88,7 +88,9 @@ def comparison_section(est, ev, rows=None, note=None):
     skip = {"name", "note"}
     keys = [k for r in rows for k in r if k not in skip]
     keys = list(dict.fromkeys(keys))
-    names = {"n_rules": "rules", "n_antecedents": "antecedents"}
+    names = {"n_rules": "rules", "n_antecedents": "antecedents", "test_mse": "test MSE",
+             "test_r2": "test R\u00b2", "test_auc": "test AUC", "test_log_loss": "test log-loss",
+             "test_d2": "test D\u00b2", "test_c_index": "test C-index"}
     headers = ["model"] + [names.get(k, k.replace("_", " ")) for k in keys]
     body = table(headers, [[r["name"]] + [r.get(k) for k in keys] for r in rows],
                  numeric=set(range(1, len(headers))))
