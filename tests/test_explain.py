@@ -374,3 +374,16 @@ def test_cli_explain_errors(tmp_path, capsys):
         main(["explain", str(csv), "--target", "target", "--rows", "a,1"])
     assert exit_.value.code == 2
     assert "--rows must be data rows" in capsys.readouterr().err
+
+
+def test_a_label_pandas_cannot_hold_as_a_string_stays_a_python_str():
+    # pandas' Arrow strings refuse a lone surrogate: explain's frame keeps it
+    X, y = _multiclass()
+    labels = np.array(["\ud800", "b", "<c>"], dtype=object)[
+        np.searchsorted(["setosa", "versicolor", "virginica"], y)]
+    est = _fit(FIREClassifier(RandomForestClassifier(20, max_depth=3, random_state=0),
+                              **FAST), X, labels)
+    table = est.explain(X.iloc[:6])
+    assert set(table["class"]) == {"\ud800", "b", "<c>"}
+    assert table["row"].dtype == np.int64 and table["fires"].dtype == bool
+    _check_sums(est, X.iloc[:6], table)

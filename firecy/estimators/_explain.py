@@ -449,4 +449,5 @@ def _as_table(records, classifier, as_frame):
         # surrogate stays a Python str, in an object column
         frame = pd.DataFrame({c: pd.Series([r.get(c) for r in records], dtype=object)
                               for c in columns})
-        return frame.astype({c: float for c in ("value", "weight", "contribution")})
+        return frame.astype({"row": np.int64, "fires": bool, "value": np.float64,
+                             "weight": np.float64, "contribution": np.float64})
