@@ -97,7 +97,7 @@ def _term_names(columns, texts):
 
 
 def _kept_rules(est):
-    """The kept rules as rows_table gives them (class, text, support, ...)."""
+    """The kept rules as rules_table gives them (class, text, support, ...)."""
     from firecy.rules import rules_table
 
     return rules_table(est, as_frame=False)
@@ -255,7 +255,6 @@ def explain_local(est, X, y=None, name=None):
     >>> round(row["extra"]["scores"][0] + sum(row["scores"]), 6), row["perf"]["actual"]
     (6.0, 6.0)
     """
-    import pandas as pd
 
     explanation = _explanation_type()
     records = est.explain(X, as_frame=False)
