@@ -104,6 +104,11 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         :class:`~firecy.FIRERegressor` ("unit": indicators, ``coef_`` the
         rule's effect on the class margin; "auto": "unit" for boosted
         ensembles, "leaf" for forests; the choice made is ``rule_values_``).
+    linear_terms : bool, default=False
+        Offer every numeric feature as a linear term beside the rules, as
+        :class:`~firecy.FIRERegressor` does (one term per class for a
+        multi-class model, each a column of its class's margin); a kept
+        term counts against ``max_rules``.
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -171,6 +176,12 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
+    linear_terms_, n_terms_
+        As in :class:`~firecy.FIRERegressor`.
+    linear_coef_ : ndarray of shape (n_linear_terms,) or (n_classes, n_linear_terms)
+        The effect of each linear term per unit of its feature on the
+        margin: the log-odds of ``classes_[1]`` for one output, each class's
+        margin (one row per class) otherwise.
     n_rules_, lambda_, warm_lambdas_, best_params_, penalty_, path_, paths_, n_iter_, validation_error_
         As in :class:`~firecy.FIRERegressor`; ``validation_error_`` is the
         ``scoring`` loss, and ``path_.intercepts`` has one column per class
@@ -232,6 +243,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
+        linear_terms=False,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -256,6 +268,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.max_rules = max_rules
         self.rule_depth = rule_depth
         self.rule_values = rule_values
+        self.linear_terms = linear_terms
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

@@ -48,8 +48,8 @@ def check_params(est):
         )
     if isinstance(est.cv, numbers.Integral) and not isinstance(est.cv, bool):
         check_int(est.cv, "cv", low=2)
-    for name in ("refine_path", "one_se"):
-        if not isinstance(getattr(est, name), (bool, np.bool_)):
+    for name in ("refine_path", "one_se", "linear_terms"):
+        if not isinstance(getattr(est, name, False), (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {getattr(est, name)!r}")
     if est.one_se and est.selection != "cv":
         raise ValueError(

@@ -71,8 +71,11 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     str
         The intercept, one line per rule, "if <conditions> then
         +<contribution>", largest contribution first and numbered as in
-        :func:`firecy.plotting.plot_rules`, then the numbers of rules, trees
-        and distinct antecedents.
+        :func:`firecy.plotting.plot_rules`, then (an estimator fitted with
+        ``linear_terms=True``) one line per kept linear term, "+<slope> per
+        unit of <feature> (<feature> clipped to [<lower>, <upper>])", then
+        the numbers of rules, trees and distinct antecedents (and of linear
+        terms).
 
     Examples
     --------
@@ -98,18 +101,26 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         intercept, baseline_note = estimator_intercept(ensemble, X)
     # a fitted estimator's own rules: their support on its training rows
     support = getattr(ensemble, "_train_support", None) if X is None and coef is None else None
+    # a fitted estimator's own weights: its linear terms too
+    source = ensemble if is_estimator(ensemble) and coef is None else None
     ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
     if feature_names is None:
         feature_names = est_names
-    rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
-                       show_missing=show_missing, precision=precision, as_frame=False,
-                       support=support)
+    if source is not None:
+        rows = rules_table(source, None, feature_names, X, sample_weight,
+                           show_missing=show_missing, precision=precision, as_frame=False,
+                           support=support, classes=classes)
+    else:
+        rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
+                           show_missing=show_missing, precision=precision, as_frame=False,
+                           support=support)
     coef = check_coef(ensemble, coef)
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))
     n_out = n_outputs(ensemble)
     labels = class_labels(ensemble, classes)
     lines = []
+    has_linear = any(r.get("kind") == "linear" for r in rows)
     for k in range(n_out):
         krows = [r for r in rows if r.get("class", 0) == k]
         name = "prediction"
@@ -125,10 +136,14 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
                          else f"class {display_value(labels[k])}:")
         b = intercepts[k] if intercepts.size > k else intercepts[0]
         lines.append(f"intercept: {_fmt(b, digits)}{baseline_note}")
-        lines.append(f"{name} = intercept + the contributions of the rules a row satisfies")
+        lines.append(f"{name} = intercept + the contributions of the rules a row satisfies"
+                     + (" + the linear terms" if has_linear else ""))
         shown = krows if max_rules is None else krows[:max_rules]
         width = len(str(len(shown)))
         for i, r in enumerate(shown, 1):
+            if r.get("kind") == "linear":
+                lines.append(f"{i:>{width}}. {r['rule']}")
+                continue
             sup = "" if math.isnan(r["support"]) else f", support {100 * r['support']:.1f}%"
             contrib = r["contribution"]
             sign = "+" if contrib >= 0 else "-"
@@ -138,10 +153,14 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
             )
         if max_rules is not None and len(krows) > max_rules:
             lines.append(f"... and {len(krows) - max_rules} more")
-    n_trees = len(set(r["tree"] for r in rows))
+    rule_rows = [r for r in rows if r.get("kind") != "linear"]
+    n_trees = len(set(r["tree"] for r in rule_rows))
+    n_linear = len(rows) - len(rule_rows)
     lines.append(
-        f"{len(rows)} {_plural(len(rows), 'rule')} from {n_trees} {_plural(n_trees, 'tree')}, "
+        f"{len(rule_rows)} {_plural(len(rule_rows), 'rule')} from {n_trees} "
+        f"{_plural(n_trees, 'tree')}, "
         f"{count_antecedents(ensemble, coef)} distinct antecedents (split nodes to read)"
+        + (f", and {n_linear} linear {_plural(n_linear, 'term')}" if n_linear else "")
     )
     return "\n".join(lines)
 

