@@ -225,6 +225,8 @@ def main(argv=None):
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--scale", type=float, default=None,
                         help="firecy.estimators._linear_terms.SCALE for this run")
+    parser.add_argument("--linear-penalty", choices=["same", "l1"], default=None,
+                        help="firecy.estimators._linear_terms.LINEAR_PENALTY for this run")
     parser.add_argument("--csv")
     parser.add_argument("--from-csv", nargs="*")
     parser.add_argument("--out")
@@ -232,10 +234,12 @@ def main(argv=None):
     if args.from_csv:
         df = pd.concat([pd.read_csv(f) for f in args.from_csv])
     else:
-        if args.scale is not None:
-            from firecy.estimators import _linear_terms
+        from firecy.estimators import _linear_terms
 
+        if args.scale is not None:
             _linear_terms.SCALE = args.scale
+        if args.linear_penalty is not None:
+            _linear_terms.LINEAR_PENALTY = args.linear_penalty
         rows = []
         for name in args.datasets.split(","):
             rows += run(name, [int(s) for s in args.seeds.split(",")],

@@ -111,6 +111,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "value; weights multiply it), 'unit' (indicators; weights are "
                         "the rules' effects) or 'auto' ('unit' for boosted ensembles, "
                         "'leaf' for forests); default: the estimators' default")
+    g.add_argument("--linear-terms", action=argparse.BooleanOptionalAction, default=None,
+                   help="offer every numeric column as a linear term beside the rules "
+                        "(clipped at its 2.5%%/97.5%% quantiles; a kept term counts "
+                        "against --max-rules); --no-linear-terms: rules only; default: "
+                        "the estimators' default")
     g.add_argument("--exact-thresholds", action="store_true",
                    help="print thresholds exactly (default: the shortest decimal that "
                         "selects the same rows for every value with up to 15 digits)")

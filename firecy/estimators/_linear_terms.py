@@ -26,6 +26,9 @@ QUANTILES = (0.025, 0.975)
 #: A term's design column has SCALE times the standard deviation of a
 #: typical rule column (benchmarks/linear_terms/RESULTS.md measures it).
 SCALE = 2.5
+#: The terms' penalty: "same" (MCP with the rules' gamma under MCP, else L1)
+#: or "l1" (always L1); benchmarks/linear_terms/RESULTS.md measures both.
+LINEAR_PENALTY = "same"
 
 
 def _weighted_quantiles(x, w, qs):
@@ -133,7 +136,8 @@ def with_linear_penalty(pen, params, n_rule_blocks):
     from firecy.penalties import MCP, L1, BlockwisePenalty
 
     gamma = params.get("gamma")
-    linear = MCP(1.0, gamma) if gamma is not None else L1(1.0)
+    use_mcp = gamma is not None and LINEAR_PENALTY == "same"
+    linear = MCP(1.0, gamma) if use_mcp else L1(1.0)
     return BlockwisePenalty(pen, linear, n_rule_blocks)
 
 

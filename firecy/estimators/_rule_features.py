@@ -15,13 +15,13 @@ def _linear_note(est):
     """What ``linear_terms=True`` offered and did not, in one line each."""
     if not getattr(est, "linear_terms", False) or getattr(est, "linear_terms_", None) is None:
         return ""
-    from firecy._escape import display_value
+    from firecy._escape import display_text
 
     terms = est.linear_terms_
     out = f"linear terms offered: {len(terms)} numeric features\n"
     if terms.not_offered:
         out += ("not offered as linear terms: " + ", ".join(
-            f"{display_value(name)} ({why})" for name, why in terms.not_offered) + "\n")
+            f"{display_text(name)} ({why})" for name, why in terms.not_offered) + "\n")
     return out
 
 
