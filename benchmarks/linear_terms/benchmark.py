@@ -225,8 +225,9 @@ def main(argv=None):
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--scale", type=float, default=None,
                         help="firecy.estimators._linear_terms.SCALE for this run")
-    parser.add_argument("--linear-penalty", choices=["same", "l1"], default=None,
-                        help="firecy.estimators._linear_terms.LINEAR_PENALTY for this run")
+    parser.add_argument("--linear-penalty", default=None,
+                        help="firecy.estimators._linear_terms.LINEAR_PENALTY for this run: "
+                             "same, l1, or an MCP gamma for the linear terms")
     parser.add_argument("--csv")
     parser.add_argument("--from-csv", nargs="*")
     parser.add_argument("--out")

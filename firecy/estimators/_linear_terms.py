@@ -136,7 +136,9 @@ def with_linear_penalty(pen, params, n_rule_blocks):
     from firecy.penalties import MCP, L1, BlockwisePenalty
 
     gamma = params.get("gamma")
-    use_mcp = gamma is not None and LINEAR_PENALTY == "same"
+    if gamma is not None and LINEAR_PENALTY not in ("same", "l1"):
+        gamma = float(LINEAR_PENALTY)      # a benchmark's own concavity
+    use_mcp = gamma is not None and LINEAR_PENALTY != "l1"
     linear = MCP(1.0, gamma) if use_mcp else L1(1.0)
     return BlockwisePenalty(pen, linear, n_rule_blocks)
 
