@@ -44,7 +44,7 @@ def print_rules(res, args, names):
         print(f"({n_short} threshold(s) printed short, e.g. 27.6 for "
               "27.600000000000005: each selects the same rows as the model's exact "
               "threshold for every value written with up to 15 significant digits, "
-              "and the same training rows; --exact-thresholds prints them exactly; "
+              "and the same training rows; --exact prints them exactly; "
               "the exports are exact)")
     print()
     print(summary_text(res, args.max_rules))

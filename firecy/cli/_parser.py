@@ -110,9 +110,12 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "value; weights multiply it), 'unit' (indicators; weights are "
                         "the rules' effects) or 'auto' ('unit' for boosted ensembles, "
                         "'leaf' for forests); default: the estimators' default")
-    g.add_argument("--exact-thresholds", action="store_true",
-                   help="print thresholds exactly (default: the shortest decimal that "
-                        "selects the same rows for every value with up to 15 digits)")
+    g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",
+                   action="store_true",
+                   help="print every threshold exactly, in the rules shown and the JSON "
+                        "rule texts: each text then selects its rows for any input "
+                        "(default: the shortest decimal that selects the same rows for "
+                        "every value with up to 15 significant digits)")
     g = p.add_argument_group("tree ensemble")
     g.add_argument("--n-trees", type=_positive_int("--n-trees"), default=n_trees, metavar="N",
                    help=f"number of trees (default {n_trees})")

@@ -654,12 +654,13 @@ class RuleEnsemble:
             return X.toarray()
         return X
 
-    def rule_text(self, j, feature_names=None, *, show_missing=False, precision=None) -> str:
+    def rule_text(self, j, feature_names=None, *, show_missing=False, precision=None,
+                  exact=False) -> str:
         """Text of rule ``j``, as :func:`firecy.rules.rule_text` ``(self, j, ...)``.
 
         There is one rule text in firecy
         (:func:`~firecy.rules.format_conditions`: conditions simplified,
-        thresholds exact, see :mod:`firecy.rules`).
+        the library's operators and thresholds, see :mod:`firecy.rules`).
 
         Parameters
         ----------
@@ -670,6 +671,9 @@ class RuleEnsemble:
             Print the missing-value suffixes.
         precision : int, optional
             Round thresholds for display.
+        exact : bool, default=False
+            Thresholds exact for every input (see
+            :func:`~firecy.rules.format_conditions`).
 
         Returns
         -------
@@ -679,7 +683,7 @@ class RuleEnsemble:
         names = feature_names if feature_names is not None else self.feature_names
         names = None if names is None else [str(n) for n in names]
         return format_conditions(self.rules[j], names, show_missing=show_missing,
-                                 precision=precision)
+                                 precision=precision, exact=exact)
 
     # -- misc ---------------------------------------------------------------
     def _check_ids(self, ids):

@@ -65,7 +65,9 @@ class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
         """The selected rules as a table (see :func:`firecy.rules.rules_table`):
         rule text, weight, support (the fraction of the training rows, with
         their sample weights), importance, contribution, ...; a classifier's
-        with the class each rule speaks for."""
+        with the class each rule speaks for. The texts are exact for inputs
+        of at most 15 significant digits; ``firecy.rules.rules_table(est,
+        exact=True)`` gives the table with texts exact for every input."""
         check_is_fitted(self)
         from firecy.rules import rules_table
 

@@ -42,7 +42,7 @@ def condition_dict(c, names):
     return d
 
 
-def rules_json(est, feature_names=None, X=None, **metadata):
+def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     """The rules of a fitted FIRE estimator as a JSON-ready dict.
 
     Parameters
@@ -54,6 +54,10 @@ def rules_json(est, feature_names=None, X=None, **metadata):
     X : array-like of shape (n_samples, n_features), optional
         Data to measure each rule's support on, and to read the ensemble's
         baseline from (see :func:`rules_report`).
+    exact : bool, default=False
+        Each rule's ``rule`` text exact for every input (see
+        :func:`format_conditions`); its ``conditions`` hold the exact
+        thresholds either way.
     **metadata
         Extra top-level entries (data file, options, ...).
 
@@ -91,7 +95,7 @@ def rules_json(est, feature_names=None, X=None, **metadata):
     if feature_names is None:
         feature_names = [f"x{i}" for i in range(int(ens.n_features_in_))]
     intercept, note = estimator_intercept(est, X)
-    rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
+    rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False, exact=exact)
     for r in rows:
         conds = simplify_conditions(ens.rules[r["column"]])
         r["conditions"] = [condition_dict(c, feature_names) for c in conds]

@@ -49,12 +49,12 @@ def _fmt(v, digits):
 
 def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None,
                  sample_weight=None, *, show_missing="auto", precision=None, digits=4,
-                 max_rules=None, classes=None):
+                 max_rules=None, classes=None, exact=False):
     """A plain-text report of the kept rules.
 
     Parameters
     ----------
-    ensemble, coef, feature_names, X, sample_weight, show_missing, precision
+    ensemble, coef, feature_names, X, sample_weight, show_missing, precision, exact
         As in :func:`rules_table` (an estimator also supplies ``intercept``).
     intercept : float or array-like of shape (n_outputs,), optional
         The model's intercept (``intercept_`` of an estimator; 0 if omitted).
@@ -102,8 +102,8 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     if feature_names is None:
         feature_names = est_names
     rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
-                       show_missing=show_missing, precision=precision, as_frame=False,
-                       support=support)
+                       show_missing=show_missing, precision=precision, exact=exact,
+                       as_frame=False, support=support)
     coef = check_coef(ensemble, coef)
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))
