@@ -35,6 +35,7 @@ from firecy.estimators._data import model_input
 from firecy.estimators._diagnostics import check_model_matches_data
 from firecy.estimators._fit_design import FitDesign
 from firecy.estimators._model import fitted_model
+from firecy.estimators._merge_rules import merge_equal_rules
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._params import BUILTIN_PENALTIES, check_lambdas, check_params, penalty_grid
 from firecy.estimators._rule_depth import rules_at_depth, warn_small_rules
@@ -255,7 +256,8 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data):
     est.paths_ = paths
     est.path_ = path
     est.best_params_ = dict(grid[g_best][0])
-    est.coef_ = np.array(path.coefs[k_best], dtype=np.float64)
+    # a rule kept twice (equal leaves of two trees) is stated once
+    est.coef_ = merge_equal_rules(rules.ensemble, np.array(path.coefs[k_best], dtype=np.float64))
     intercept = np.array(path.intercepts[k_best], dtype=np.float64)
     # one intercept per output for a multi-output fitter
     est.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
