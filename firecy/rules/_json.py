@@ -110,7 +110,8 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         # prediction), so that "prediction" below holds for every model
         "intercept": json_value(np.ravel(intercept)[0]) if np.size(intercept) == 1
         else [json_value(v) for v in np.ravel(intercept)],
-        "intercept_note": note.strip(" ()"),
+        "intercept_note": note.strip(" ()") if isinstance(note, str)
+        else [n.strip(" ()") for n in note],
         "lambda": json_value(getattr(est, "lambda_", None)),
         "n_rules": len(rows),
         "n_antecedents": count_antecedents(ens, est.coef_),
