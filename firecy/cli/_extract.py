@@ -7,11 +7,12 @@ from firecy.cli._errors import CLIError
 from firecy.cli._glm_task import GLM_TASKS, read_glm_data, run_glm_job
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
+from firecy.cli._report import save_report
 from firecy._escape import json_text
 from firecy.rules._export import rules_python, rules_sql
 from firecy.rules._json import json_value, rules_json
 
-__all__ = ["run_extract"]
+__all__ = ["run_extract", "read_data", "fit_job", "check_output_file"]
 
 
 _DEFAULT_OUTPUT = {"json": "rules.json", "python": "rules.py", "sql": "rules.sql"}
@@ -37,29 +38,47 @@ def _target_text(args):
     return args.target
 
 
+def read_data(args):
+    """``(X, y)`` of the CSV file, as ``firecy extract`` reads it (sets ``args.task``)."""
+    if getattr(args, "task", "regression") in GLM_TASKS:
+        return read_glm_data(args)
+    X, y, args.task = read_csv(args.data, args.target, args.drop,
+                               getattr(args, "task", "regression"))
+    return X, y
+
+
+def fit_job(args, X, y):
+    """Fit as ``firecy extract`` does: the job's results (the split, the
+    model, FIRE, L1 selection, the comparison rows)."""
+    label = {"rf": "random forest", "xgboost": "XGBoost model",
+             "lightgbm": "LightGBM model"}[args.model]
+    if getattr(args, "task", "regression") in GLM_TASKS:
+        return run_glm_job(X, y, args, label=label)
+    return run_job(X, y, args, label=label)
+
+
+def check_output_file(path, option):
+    """A file the command will write: not a directory, in a directory that exists."""
+    out = Path(path)
+    if out.is_dir():
+        raise CLIError(f"{option} {path} is a directory; give a file name")
+    if not out.parent.exists():
+        raise CLIError(f"{option}: the directory {str(out.parent)!r} does not exist")
+    return out
+
+
 def run_extract(args):
     """``firecy extract``."""
     fmt = getattr(args, "format", "json") or "json"
     if getattr(args, "output", None) is None:
         args.output = _DEFAULT_OUTPUT[fmt]
-    if getattr(args, "task", "regression") in GLM_TASKS:
-        X, y = read_glm_data(args)
-    else:
-        X, y, args.task = read_csv(args.data, args.target, args.drop,
-                                   getattr(args, "task", "regression"))
-    out = Path(args.output)
-    if out.is_dir():
-        raise CLIError(f"--output {args.output} is a directory; give a file name")
-    if not out.parent.exists():
-        raise CLIError(f"--output: the directory {str(out.parent)!r} does not exist")
+    X, y = read_data(args)
+    out = check_output_file(args.output, "--output")
+    if getattr(args, "report", None):
+        check_output_file(args.report, "--report")
     if args.plot_dir:
         prepare_dir(args.plot_dir)
-    label = {"rf": "random forest", "xgboost": "XGBoost model",
-             "lightgbm": "LightGBM model"}[args.model]
-    if getattr(args, "task", "regression") in GLM_TASKS:
-        res = run_glm_job(X, y, args, label=label)
-    else:
-        res = run_job(X, y, args, label=label)
+    res = fit_job(args, X, y)
     names = list(X.columns)
     print_rules(res, args, names)
     summary = {r["name"]: {k: json_value(v) for k, v in r.items() if k != "name"}
@@ -89,4 +108,6 @@ def run_extract(args):
     if args.plot_dir:
         for p in save_pictures(res, args.plot_dir, args.max_rules, names):
             print(f"saved {p}")
+    if getattr(args, "report", None):
+        print(f"saved {save_report(res, args, names)}")
     return 0

@@ -4,6 +4,7 @@ import math
 
 from firecy.cli._demo import run_demo
 from firecy.cli._errors import PROG
+from firecy.cli._explain import run_explain
 from firecy.cli._extract import run_extract
 from firecy.cli._glm_task import check_task_options
 from firecy.estimators._rule_depth import check_rule_depth
@@ -134,13 +135,57 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    help="show the full traceback on errors")
 
 
+def _add_data_options(p):
+    """The options that say which columns to read and what to fit (extract, explain)."""
+    p.add_argument("--target", metavar="COLUMN",
+                   help="name of the column to predict (with --task poisson: the "
+                        "counts; --task survival takes --time and --event instead)")
+    p.add_argument("--task", choices=["auto", "regression", "classification", "poisson",
+                                      "survival"],
+                   default="auto",
+                   help="auto (default): classification when the target is not numeric "
+                        "or has two values, else regression; poisson: counts or rates "
+                        "(log link, --exposure); survival: times to an event (Cox "
+                        "partial likelihood, --time and --event)")
+    p.add_argument("--exposure", metavar="COLUMN",
+                   help="with --task poisson: the column of positive exposures (time "
+                        "or population at risk); the rules then model the rate")
+    p.add_argument("--time", metavar="COLUMN",
+                   help="with --task survival: the column of positive times (to the "
+                        "event, or to censoring)")
+    p.add_argument("--event", metavar="COLUMN",
+                   help="with --task survival: the column of event indicators (1 or "
+                        "true: the event happened at that time; 0 or false: censored)")
+    p.add_argument("--ties", choices=["breslow", "efron"], default=None,
+                   help="with --task survival: tied event times in the Cox partial "
+                        "likelihood (default breslow; efron is closer to the exact "
+                        "likelihood when many events share a time)")
+    p.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
+                   help="tree ensemble to fit (default rf: random forest)")
+    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                   help="ignore this column (repeatable), e.g. an identifier or text")
+
+
+def _rows(text):
+    """``--rows``: data rows separated by commas, 0 the first (CSV line 2)."""
+    try:
+        rows = [int(part) for part in text.split(",")]
+    except ValueError:
+        rows = None
+    if not rows or any(r < 0 for r in rows):
+        raise argparse.ArgumentTypeError(
+            f"--rows must be data rows (0 = the first, CSV line 2) separated by commas, "
+            f"e.g. 0,5,9; got {text!r}")
+    return list(dict.fromkeys(rows))
+
+
 def build_parser():
     """The argparse parser of the ``firecy`` command.
 
     Returns
     -------
     argparse.ArgumentParser
-        With the sub-commands ``demo`` and ``extract``; the parsed
+        With the sub-commands ``demo``, ``extract`` and ``explain``; the parsed
         arguments' ``func`` runs the command.
 
     Examples
@@ -184,33 +229,7 @@ def build_parser():
                     "print them and write them as JSON.",
     )
     ext.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
-    ext.add_argument("--target", metavar="COLUMN",
-                     help="name of the column to predict (with --task poisson: the "
-                          "counts; --task survival takes --time and --event instead)")
-    ext.add_argument("--task", choices=["auto", "regression", "classification", "poisson",
-                                        "survival"],
-                     default="auto",
-                     help="auto (default): classification when the target is not numeric "
-                          "or has two values, else regression; poisson: counts or rates "
-                          "(log link, --exposure); survival: times to an event (Cox "
-                          "partial likelihood, --time and --event)")
-    ext.add_argument("--exposure", metavar="COLUMN",
-                     help="with --task poisson: the column of positive exposures (time "
-                          "or population at risk); the rules then model the rate")
-    ext.add_argument("--time", metavar="COLUMN",
-                     help="with --task survival: the column of positive times (to the "
-                          "event, or to censoring)")
-    ext.add_argument("--event", metavar="COLUMN",
-                     help="with --task survival: the column of event indicators (1 or "
-                          "true: the event happened at that time; 0 or false: censored)")
-    ext.add_argument("--ties", choices=["breslow", "efron"], default=None,
-                     help="with --task survival: tied event times in the Cox partial "
-                          "likelihood (default breslow; efron is closer to the exact "
-                          "likelihood when many events share a time)")
-    ext.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
-                     help="tree ensemble to fit (default rf: random forest)")
-    ext.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                     help="ignore this column (repeatable), e.g. an identifier or text")
+    _add_data_options(ext)
     # --format (the rules as JSON, a Python function or a SQL expression)
     ext.add_argument("--format", choices=["json", "python", "sql"], default="json",
                      help="write the rules as JSON (default), as a standalone Python "
@@ -225,6 +244,34 @@ def build_parser():
                           "rules.sql, by --format)")
     ext.add_argument("--plot-dir", default=None, metavar="DIR",
                      help="also save the pictures (PNG) in DIR")
+    ext.add_argument("--report", default=None, metavar="FILE.html",
+                     help="also write the run's report: one HTML file (rules, pictures, "
+                          "comparison, explained rows) that opens offline in any browser")
     _add_common(ext)
     ext.set_defaults(func=run_extract, check_options=check_task_options)
+
+    exp = sub.add_parser(
+        "explain",
+        help="why rows of your CSV file get their predictions",
+        description="Fit exactly as 'firecy extract' does with the same options (no model "
+                    "is saved between commands), then explain rows of the same file: the "
+                    "intercept, the ensemble's baseline and the contribution of each rule "
+                    "that holds, which sum to the prediction on the model's raw scale. "
+                    "Prints the first rows, writes every explained row as CSV.",
+    )
+    exp.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
+    _add_data_options(exp)
+    exp.add_argument("--rows", type=_rows, default=None, metavar="LIST",
+                     help="data rows to explain, separated by commas (0 = the first data "
+                          "row, CSV line 2), e.g. 0,5,9; default: every row")
+    exp.add_argument("--output", default="explanations.csv", metavar="FILE",
+                     help="CSV file of the explanations: one line per row and term "
+                          "(default explanations.csv)")
+    exp.add_argument("--plot-dir", default=None, metavar="DIR",
+                     help="also save a waterfall picture (PNG) of each row in DIR (the "
+                          "first 20)")
+    exp.add_argument("--report", default=None, metavar="FILE.html",
+                     help="also write the run's report (as 'firecy extract --report')")
+    _add_common(exp)
+    exp.set_defaults(func=run_explain, check_options=check_task_options)
     return parser

@@ -4,7 +4,8 @@ The fit itself is a pipeline of plain functions (``_fit.fit_rule_model``),
 which each estimator's ``fit`` calls with its task; this base class holds
 what the fitted estimators share: the tags, the data check of ``predict``,
 the raw prediction ``baseline + intercept_ + M w`` and the rules table (with
-``transform`` and ``summary`` from :class:`RuleFeaturesMixin`).  The
+``transform`` and ``summary`` from :class:`RuleFeaturesMixin`, the per-row
+``explain`` from :class:`~firecy.estimators._explain.ExplainMixin`).  The
 objective is stated in ``docs/objective.rst``; ``docs/fit_flow.rst`` walks
 through a fit.
 """
@@ -13,6 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from firecy.estimators._data import allows_nan, validate_predict_data
+from firecy.estimators._explain import ExplainMixin
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._selection import effective_n_jobs
 
@@ -29,7 +31,7 @@ def default_forest(est, kind):
                   n_jobs=effective_n_jobs(est.n_jobs, 500))
 
 
-class FIREEstimatorBase(RuleFeaturesMixin, BaseEstimator):
+class FIREEstimatorBase(RuleFeaturesMixin, ExplainMixin, BaseEstimator):
     """Base of the FIRE estimators (internal): what a fitted one offers.
 
     A subclass's ``fit`` validates the data (``_data.validate_fit_data``),

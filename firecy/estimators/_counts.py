@@ -94,6 +94,9 @@ class FIREPoissonRegressor(FIRERegressor):
     (True, True)
     """
 
+    # what explain()'s terms add up to (explanations, plots, reports)
+    _raw_scale = "log-rate"
+
     def fit(self, X, y, sample_weight=None, exposure=None, progress=None):
         """Fit the ensemble (unless fitted), then select and fit the rule weights.
 

@@ -125,6 +125,9 @@ class FIRESurvivalRegressor(FIRERegressor):
     (True, True)
     """
 
+    # what explain()'s terms add up to (explanations, plots, reports)
+    _raw_scale = "risk score (log relative hazard)"
+
     def __init__(
         self,
         estimator=None,

@@ -1,13 +1,15 @@
-"""Pictures of extracted rule sets, regularisation paths and risk cards.
+"""Pictures of extracted rule sets, regularisation paths, risk cards and
+one row's explanation.
 
 matplotlib is imported only when a function here is called (install it with
 ``pip install matplotlib`` or ``pip install "firecy[plot]"``).  The functions
 draw on a :class:`matplotlib.figure.Figure` of their own (no pyplot state, no
 GUI backend needed) unless given an ``ax``, and return the figure.
 """
+from firecy.plotting._explanation import plot_explanation
 from firecy.plotting._path import plot_path
 from firecy.plotting._risk import plot_risk_card
 # the gids mark the drawn nodes and leaves, for users who restyle them
 from firecy.plotting._rules import LEAF_GID, NODE_GID, plot_rules  # noqa: F401
 
-__all__ = ["plot_rules", "plot_path", "plot_risk_card"]
+__all__ = ["plot_rules", "plot_path", "plot_risk_card", "plot_explanation"]

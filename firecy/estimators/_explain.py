@@ -1,0 +1,453 @@
+"""Per-row explanations of a fitted FIRE estimator: :class:`ExplainMixin`.
+
+A FIRE model is additive on its raw scale: the raw prediction of a row is
+the sum of its terms, the intercept, the ensemble's baseline (the part of
+the tree model's prediction no leaf carries: a booster's initial score, 0
+for a forest) and one term per kept rule, ``weight * value`` with ``value``
+the rule's design value (its leaf value, or 1 for an indicator) where the
+row satisfies the rule and 0 elsewhere.  Those terms are the exact
+attribution of the prediction (``docs/explanations.rst``); no sampling, no
+approximation.
+
+:func:`model_terms` is the one place that says what the terms are and
+computes them on rows; the table of :meth:`ExplainMixin.explain`, the
+waterfall picture (:func:`firecy.plotting.plot_explanation`), the report and
+the InterpretML explanations (:mod:`firecy.interpret`) all read it.  A new
+kind of term (a linear term, issue 38) is one more block in
+:func:`model_terms`, with its ``kind``.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels", "raw_scale_name",
+           "feature_names_for"]
+
+# the table's columns, in order; classifiers add "class" after "row"
+EXPLAIN_COLUMNS = ["row", "term", "kind", "text", "fires", "value", "weight",
+                   "contribution", "features"]
+_KIND_ORDER = {"intercept": 0, "baseline": 1}
+
+
+@dataclass
+class Terms:
+    """The additive terms of a fitted model, evaluated on some rows (internal).
+
+    ``m`` terms, ``n`` rows; the contribution of term ``k`` to row ``i`` is
+    ``weight[k] * value[i, k]`` and adds to explained output ``output[k]``.
+
+    Attributes
+    ----------
+    kind : list of str
+        "intercept", "baseline" or "rule" (linear terms will add "linear").
+    name : list of str
+        "intercept", "baseline", "rule_<column>" (as
+        ``get_feature_names_out``).
+    output : ndarray of int, shape (m,)
+        The explained output (class index among :func:`explained_labels`).
+    column : ndarray of int, shape (m,)
+        The term's design column (-1 for the intercept and the baseline).
+    features : list of tuple of int
+        The features each term reads, in the order its conditions name them.
+    weight : ndarray of float, shape (m,)
+    value : ndarray of float, shape (n, m)
+    fires : ndarray of bool, shape (n, m)
+        Whether the row satisfies the rule (True for the other kinds).
+    """
+
+    kind: list
+    name: list
+    output: np.ndarray
+    column: np.ndarray
+    features: list
+    weight: np.ndarray
+    value: np.ndarray
+    fires: np.ndarray
+    n_outputs: int = 1
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def contribution(self):
+        """``weight * value``, shape (n, m)."""
+        return self.value * self.weight[None, :]
+
+    def totals(self):
+        """Per row and explained output, the sum of the contributions, shape (n, K)."""
+        out = np.zeros((self.value.shape[0], self.n_outputs))
+        for k in range(self.n_outputs):
+            out[:, k] = self.contribution[:, self.output == k].sum(axis=1)
+        return out
+
+
+def _folded_binary(est):
+    """Whether ``est`` is a binary classifier whose ensemble has one score per
+    class (XGBoost ``multi:softprob`` with two classes): its margin, the
+    log-odds of ``classes_[1]``, is score 1 minus score 0."""
+    classes = getattr(est, "classes_", None)
+    return classes is not None and len(classes) == 2 and int(est.ensemble_.n_outputs) == 2
+
+
+def explained_labels(est):
+    """What each explained output is the raw score of: the class labels of a
+    classifier (binary: ``[classes_[1]]``, whose log-odds the terms add to),
+    ``[None]`` for a regressor."""
+    classes = getattr(est, "classes_", None)
+    if classes is None:
+        return [None]
+    labels = [c.item() if hasattr(c, "item") else c for c in np.asarray(classes)]
+    return labels[1:] if len(labels) == 2 else labels
+
+
+def raw_scale_name(est, label=None):
+    """The model's raw scale in words, e.g. "log-odds of 'yes'", "log-rate"."""
+    from firecy._escape import display_value
+
+    classes = getattr(est, "classes_", None)
+    if classes is not None:
+        if len(classes) == 2:
+            return f"log-odds of {display_value(label)}"
+        return f"margin (softmax score) of class {display_value(label)}"
+    return getattr(est, "_raw_scale", "prediction")
+
+
+def _constant_terms(est, Xm, n_rows):
+    """The intercept and the ensemble's baseline, one of each per explained output."""
+    base = np.asarray(est.ensemble_.baseline(Xm), dtype=np.float64).reshape(n_rows, -1)
+    b = np.atleast_1d(np.asarray(est.intercept_, dtype=np.float64)).reshape(-1)
+    if base.shape[1] != b.size:
+        b = np.broadcast_to(b, (base.shape[1],)).copy()
+    if _folded_binary(est):
+        base = base[:, 1:] - base[:, :1]
+        b = b[1:] - b[:1]
+    K = base.shape[1]
+    value = np.empty((n_rows, 2 * K))
+    value[:, 0::2] = 1.0
+    value[:, 1::2] = base
+    weight = np.empty(2 * K)
+    weight[0::2] = b
+    weight[1::2] = 1.0
+    return dict(kind=["intercept", "baseline"] * K, name=["intercept", "baseline"] * K,
+                output=np.repeat(np.arange(K), 2), column=np.full(2 * K, -1),
+                features=[()] * (2 * K), weight=weight, value=value,
+                fires=np.ones((n_rows, 2 * K), dtype=bool))
+
+
+def _rule_features(conditions):
+    return tuple(dict.fromkeys(int(c.feature) for c in conditions))
+
+
+def _rule_terms(est, Xm, n_rows):
+    """One term per kept rule: its weight, and its value where the row lands in it."""
+    ens = est.ensemble_
+    kept = est._kept_columns()
+    if kept.size:
+        tree = np.searchsorted(np.asarray(ens.block_ptr), kept, side="right") - 1
+        blocks, at = np.unique(tree, return_inverse=True)
+        # the rows routed through the kept rules' trees only, as predict does
+        table = np.asarray(ens.leaf_table(Xm, blocks=blocks))
+        fires = table[:, at] == kept[None, :]
+        outputs = np.asarray(ens.tree_class)[tree]
+    else:
+        fires = np.zeros((n_rows, 0), dtype=bool)
+        outputs = np.zeros(0, dtype=np.int64)
+    leaf = np.asarray(ens.leaf_values, dtype=np.float64)[kept]
+    weight = np.asarray(est.coef_, dtype=np.float64).reshape(len(ens.leaf_values), -1)[kept, 0]
+    if _folded_binary(est):
+        # class 0's scores subtract from the log-odds of class 1
+        weight = np.where(outputs == 1, weight, -weight)
+        outputs = np.zeros_like(outputs)
+    return dict(kind=["rule"] * kept.size, name=[f"rule_{j}" for j in kept.tolist()],
+                output=outputs.astype(np.int64), column=kept.astype(np.int64),
+                features=[_rule_features(ens.rules[j]) for j in kept.tolist()],
+                weight=weight, value=np.where(fires, leaf[None, :], 0.0), fires=fires)
+
+
+def model_terms(est, Xm):
+    """Every additive term of ``est``'s raw prediction, on the rows of ``Xm``.
+
+    Parameters
+    ----------
+    est : fitted FIRE estimator
+    Xm : the rows, as ``est._validate_predict_data`` returns them
+
+    Returns
+    -------
+    Terms
+        Per row and explained output, the contributions sum to the raw
+        prediction (``decision_function`` of a classifier, the raw score of
+        a regressor) up to rounding.
+    """
+    n = int(Xm.shape[0])
+    blocks = [_constant_terms(est, Xm, n), _rule_terms(est, Xm, n)]
+    # issue 38's linear terms: one more block here, kind "linear"
+    return Terms(
+        kind=[k for b in blocks for k in b["kind"]],
+        name=[k for b in blocks for k in b["name"]],
+        output=np.concatenate([b["output"] for b in blocks]),
+        column=np.concatenate([b["column"] for b in blocks]),
+        features=[f for b in blocks for f in b["features"]],
+        weight=np.concatenate([b["weight"] for b in blocks]),
+        value=np.concatenate([b["value"] for b in blocks], axis=1),
+        fires=np.concatenate([b["fires"] for b in blocks], axis=1),
+        n_outputs=len(explained_labels(est)),
+    )
+
+
+def feature_names_for(est, feature_names=None):
+    """The names the texts use: ``feature_names`` (checked), else the estimator's."""
+    if feature_names is None:
+        return est._rule_feature_names()
+    names = [str(n) for n in feature_names]
+    if len(names) != est.n_features_in_:
+        raise ValueError(f"feature_names has {len(names)} names; the model has "
+                         f"{est.n_features_in_} features")
+    return names
+
+
+def term_texts(est, terms, X=None, precision=None, names=None):
+    """The text of every term: a rule's conditions (as in ``rules_``), the
+    intercept's and the baseline's names."""
+    from firecy.ensembles._simplify import simplify_conditions
+    from firecy.rules import format_conditions
+    from firecy.rules._inputs import missing_features
+
+    ens = est.ensemble_
+    names = feature_names_for(est) if names is None else names
+    show = missing_features(X, "auto")
+    texts = []
+    for kind, col in zip(terms.kind, terms.column.tolist()):
+        if kind == "rule":
+            texts.append(format_conditions(simplify_conditions(ens.rules[col]), names,
+                                           show_missing=show, precision=precision,
+                                           simplify=False))
+        else:
+            texts.append({"intercept": "intercept", "baseline": "ensemble baseline"}[kind])
+    return texts
+
+
+def _plain_value(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def feature_values(est, Xm, features):
+    """{feature index: that feature's values on the rows} for ``features``,
+    as the model reads them: a category's label, a sparse matrix's entries
+    (NaN where XGBoost reads an unstored entry as missing)."""
+    features = sorted(set(features))
+    if not features:
+        return {}
+    if hasattr(Xm, "iloc"):
+        sparse_cols = [f for f in features
+                       if str(getattr(Xm.dtypes.iloc[f], "name", "")).startswith("Sparse")]
+        if not sparse_cols:
+            return {f: Xm.iloc[:, f].to_numpy() for f in features}
+        Xm = sp.csr_matrix(Xm.sparse.to_coo())
+    if sp.issparse(Xm):
+        dense = np.asarray(est.ensemble_.dense_for_rules(sp.csr_matrix(Xm)), dtype=np.float64)
+        return {f: dense[:, f] for f in features}
+    arr = np.asarray(Xm)
+    return {f: arr[:, f] for f in features}
+
+
+class ExplainMixin:
+    """``explain`` (and InterpretML's ``explain_global`` / ``explain_local``)
+    for a fitted FIRE estimator (internal)."""
+
+    def explain(self, X, *, fired_only=False, precision=None, feature_names=None,
+                as_frame=None):
+        """Each row's prediction as the sum of the model's terms.
+
+        The exact, additive explanation of a FIRE model: for every row of
+        ``X`` and every kept rule, the rule's contribution ``weight * value``
+        (``value``: the rule's design value where the row satisfies it, 0
+        elsewhere), with the intercept and the ensemble's baseline, on the
+        model's raw scale. Per row (and class), the contributions sum to
+        ``decision_function`` (a classifier: the log-odds of ``classes_[1]``
+        for two classes, one margin per class otherwise), or to the raw
+        prediction of a regressor: ``predict`` for :class:`FIRERegressor`,
+        the log-rate ``log(predict(X))`` for
+        :class:`FIREPoissonRegressor`, the risk score ``predict`` for
+        :class:`FIRESurvivalRegressor`.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        fired_only : bool, default=False
+            Keep only the rules each row satisfies (the others contribute 0;
+            the sums are unchanged).
+        precision : int, optional
+            Round the thresholds in the rule texts to this many significant
+            digits (default: exact, as in ``rules_``).
+        feature_names : sequence of str, optional
+            The names the texts and ``features`` use (default:
+            ``feature_names_in_``, else the ensemble's ``x0, x1, ...``).
+        as_frame : bool, optional
+            A pandas DataFrame (the default when pandas is importable) or,
+            with ``as_frame=False`` or without pandas, a list of dicts with
+            the same keys.
+
+        Returns
+        -------
+        pandas.DataFrame or list of dict
+            One row per (row of ``X``, term), grouped by row (and class), the
+            intercept and the baseline first, then the rules by decreasing
+            ``|contribution|`` (ties by design column). Columns:
+
+            ``row``: the row's position in ``X``;
+            ``class`` (classifiers only): the label whose score the term adds
+            to (for two classes, ``classes_[1]``: every term adds to its
+            log-odds);
+            ``term``: ``"intercept"``, ``"baseline"`` or ``"rule_<column>"``
+            (the name of the rule's column in :meth:`transform`);
+            ``kind``: ``"intercept"``, ``"baseline"`` or ``"rule"``;
+            ``text``: the rule's conditions as in :attr:`rules_` (the names
+            of the other terms);
+            ``fires``: whether the row satisfies the rule (True for the
+            intercept and the baseline);
+            ``value``: the term's value on the row: the rule's design value
+            (``leaf_value`` in :attr:`rules_`) where it fires, else 0; 1 for
+            the intercept; the baseline;
+            ``weight``: the fitted weight (``coef_``, ``intercept_``; 1 for
+            the baseline);
+            ``contribution``: ``weight * value``;
+            ``features``: a dict, the row's value of every feature the rule
+            tests (a category's label; a sparse matrix's entry as the model
+            reads it), empty for the other terms.
+
+            The baseline is the part of the tree model's raw prediction that
+            no leaf carries (a booster's initial score, 0 for a random
+            forest): one term of its own, so that ``intercept_`` stays the
+            fitted intercept. For a binary model with one score per class
+            (XGBoost ``multi:softprob``), class 0's terms are subtracted:
+            their weights are negated.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> from firecy import FIRERegressor
+        >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+        >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+        >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+        >>> table = fire.explain(X[3:4])
+        >>> for term, text, fires, c in zip(table["term"], table["text"], table["fires"],
+        ...                                 table["contribution"]):
+        ...     print(f"{term:<9} {text:<23} {fires!s:<5} {c:+.2f}")
+        intercept intercept               True  +0.50
+        baseline  ensemble baseline       True  +0.00
+        rule_3    x0 > 2.0 and x1 > 15.0  True  +5.50
+        rule_2    x0 > 2.0 and x1 <= 15.0 False +0.00
+        >>> bool(np.isclose(table["contribution"].sum(), fire.predict(X[3:4])[0], rtol=1e-12))
+        True
+        >>> table["features"][2]
+        {'x0': 3.0, 'x1': 20.0}
+        """
+        from firecy._dask import is_dask
+
+        check_is_fitted(self)
+        if is_dask(X):
+            raise TypeError("explain takes in-memory rows (an array, a DataFrame or a "
+                            "sparse matrix): compute the Dask collection's rows first")
+        Xm = self._validate_predict_data(X)
+        names = feature_names_for(self, feature_names)
+        terms = model_terms(self, Xm)
+        texts = term_texts(self, terms, X=Xm, precision=precision, names=names)
+        records = _records(self, Xm, terms, texts, fired_only, names)
+        return _as_table(records, getattr(self, "classes_", None) is not None, as_frame)
+
+    def explain_global(self, name=None):
+        """The kept rules as an InterpretML global explanation.
+
+        Needs ``interpret-core`` (``pip install "firecy[interpret]"``); see
+        :func:`firecy.interpret.explain_global`.
+
+        Parameters
+        ----------
+        name : str, optional
+            The explanation's name in an InterpretML dashboard.
+
+        Returns
+        -------
+        interpret.api.templates.FeatureValueExplanation
+        """
+        from firecy.interpret import explain_global
+
+        return explain_global(self, name=name)
+
+    def explain_local(self, X, y=None, name=None):
+        """Rows' explanations as an InterpretML local explanation.
+
+        Needs ``interpret-core`` (``pip install "firecy[interpret]"``); see
+        :func:`firecy.interpret.explain_local`.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), optional
+            The rows' targets, shown beside the predictions.
+        name : str, optional
+            The explanation's name in an InterpretML dashboard.
+
+        Returns
+        -------
+        interpret.api.templates.FeatureValueExplanation
+        """
+        from firecy.interpret import explain_local
+
+        return explain_local(self, X, y=y, name=name)
+
+
+def _records(est, Xm, terms, texts, fired_only, names):
+    """The table's rows: per row and output, intercept, baseline, then the
+    rules by decreasing |contribution|."""
+    n = int(Xm.shape[0])
+    values = feature_values(est, Xm, [f for fs in terms.features for f in fs])
+    labels = explained_labels(est)
+    contribution = terms.contribution
+    rank = np.array([_KIND_ORDER.get(k, 2) for k in terms.kind])
+    records = []
+    for i in range(n):
+        c = contribution[i]
+        order = np.lexsort((terms.column, np.where(rank == 2, -np.abs(c), 0.0), rank,
+                            terms.output))
+        for k in order.tolist():
+            fires = bool(terms.fires[i, k])
+            if fired_only and terms.kind[k] == "rule" and not fires:
+                continue
+            record = {"row": i}
+            if labels[0] is not None:
+                record["class"] = labels[terms.output[k]]
+            record.update(
+                term=terms.name[k], kind=terms.kind[k], text=texts[k], fires=fires,
+                value=float(terms.value[i, k]), weight=float(terms.weight[k]),
+                contribution=float(c[k]),
+                features={names[f]: _plain_value(values[f][i]) for f in terms.features[k]})
+            records.append(record)
+    return records
+
+
+def _as_table(records, classifier, as_frame):
+    if as_frame is False:
+        return records
+    try:
+        import pandas as pd
+    except ImportError:
+        if as_frame:
+            raise ImportError("explain(as_frame=True) needs pandas: pip install pandas "
+                              "(or pip install 'firecy[pandas]')") from None
+        return records
+    columns = EXPLAIN_COLUMNS[:1] + (["class"] if classifier else []) + EXPLAIN_COLUMNS[1:]
+    try:
+        return pd.DataFrame(records, columns=columns)
+    except UnicodeEncodeError:
+        # pandas' Arrow strings hold UTF-8 only: a name or label with a lone
+        # surrogate stays a Python str, in an object column
+        frame = pd.DataFrame({c: pd.Series([r.get(c) for r in records], dtype=object)
+                              for c in columns})
+        return frame.astype({"row": np.int64, "fires": bool, "value": np.float64,
+                             "weight": np.float64, "contribution": np.float64})

@@ -1,0 +1,196 @@
+"""``plot_explanation``: one row's prediction as a waterfall of its terms."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from firecy._escape import display_text, display_value
+from firecy.plotting._common import _require_matplotlib
+
+__all__ = ["plot_explanation", "one_row", "label_text"]
+
+TERM_GID = "firecy-term"      # a rule's bar
+REST_GID = "firecy-rest"      # the rules folded into one bar
+TOTAL_GID = "firecy-total"    # the start (intercept + baseline) and the prediction
+_ADDS, _SUBTRACTS = "#c0392b", "#2e6fb0"   # red adds, blue subtracts (as plot_rules)
+
+
+def one_row(x):
+    """``x`` as one row the estimators take: a 1-d array or a pandas Series
+    becomes a row (a Series keeps its index as column names); a table must
+    have exactly one row."""
+    if hasattr(x, "to_frame") and getattr(x, "ndim", 2) == 1:   # pandas Series
+        return x.to_frame().T.infer_objects()
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        x = np.asarray(x, dtype=object if any(isinstance(v, str) for v in x) else None)
+        shape = x.shape
+    if len(shape) == 1:
+        return np.asarray(x).reshape(1, -1)
+    if len(shape) != 2 or shape[0] != 1:
+        raise ValueError(f"plot_explanation draws one row: x must be a 1-d array, a pandas "
+                         f"Series or a table of one row, got shape {tuple(shape)}")
+    return x
+
+
+def label_text(text, wrap, max_chars):
+    """A term's text for a label: printable, cut to ``max_chars`` characters
+    (with an ellipsis) and wrapped at ``wrap`` characters a line."""
+    text = display_text(text)
+    if len(text) > max_chars:
+        text = text[:max(max_chars - 1, 1)].rstrip() + "\u2026"
+    lines = textwrap.wrap(text, max(wrap, 1), break_on_hyphens=False) or [text]
+    return "\n".join(lines)
+
+
+def _choose_output(estimator, records, X1, label):
+    """The records of the output drawn, and its label."""
+    if not records or "class" not in records[0]:
+        return records, None
+    labels = list(dict.fromkeys(r["class"] for r in records))
+    if label is None:
+        if len(labels) == 1:
+            label = labels[0]
+        else:
+            label = estimator.predict(X1)[0]
+            label = label.item() if hasattr(label, "item") else label
+    if label not in labels:
+        raise ValueError(f"label {display_value(label)} is not among the explained classes "
+                         f"[{', '.join(display_value(v) for v in labels)}]")
+    return [r for r in records if r["class"] == label], label
+
+
+def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_chars=160,
+                     precision=None, feature_names=None, ax=None, figsize=None,
+                     figure=None):
+    """Draw one row's prediction as a waterfall, from the intercept to the prediction.
+
+    The first bar is the intercept plus the ensemble's baseline; then one bar
+    per rule that fires on the row (nonzero contribution), largest first,
+    from the running total to the running total plus the rule's
+    contribution (red adds, blue subtracts), labelled with the rule's text;
+    the last bar is the prediction on the model's raw scale (the sum of
+    :meth:`explain`'s contributions: the log-odds, a class's margin, the
+    log-rate, the risk score or the prediction).
+
+    Parameters
+    ----------
+    estimator : fitted FIRE estimator
+    x : 1-d array-like, pandas Series, or a table (array, DataFrame, sparse) of one row
+    label : class label, optional
+        For a multi-class classifier, the class whose margin is drawn
+        (default: the predicted class). A binary classifier draws the
+        log-odds of ``classes_[1]``.
+    max_terms : int, default=12
+        The largest number of rule bars; the smaller rules that fire are
+        folded into one bar, "k other rules".
+    wrap : int, default=48
+        Characters per line of a rule's label.
+    max_chars : int, default=160
+        A longer rule text is cut there, with an ellipsis.
+    precision : int, optional
+        Round the thresholds in the labels to this many significant digits.
+    feature_names : sequence of str, optional
+        The names in the labels (default: the estimator's).
+    ax : matplotlib Axes, optional
+        Draw here (its figure is returned).
+    figsize : (float, float), optional
+    figure : matplotlib.figure.Figure, optional
+        An empty figure to draw into (e.g. ``plt.figure()`` under pyplot);
+        by default a standalone ``Figure``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The rule bars carry the gid ``"firecy-term"``, the folded bar
+        ``"firecy-rest"``, the start and prediction bars ``"firecy-total"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from firecy import FIRERegressor
+    >>> from firecy.plotting import plot_explanation
+    >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
+    >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
+    >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fig = plot_explanation(fire, [3.0, 20.0])
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['intercept + baseline', 'x0 > 2.0 and x1 > 15.0', 'prediction']
+    """
+    Figure = _require_matplotlib()
+    from firecy.estimators._explain import raw_scale_name
+
+    if int(max_terms) < 1:
+        raise ValueError(f"max_terms must be at least 1, got {max_terms}")
+    X1 = one_row(x)
+    records = estimator.explain(X1, precision=precision, feature_names=feature_names,
+                                as_frame=False)
+    records, label = _choose_output(estimator, records, X1, label)
+    contrib = np.array([r["contribution"] for r in records], dtype=np.float64)
+    constant = np.array([r["kind"] in ("intercept", "baseline") for r in records], dtype=bool)
+    start = float(contrib[constant].sum())
+    fired = ~constant & (contrib != 0)
+    texts = [r["text"] for r, f in zip(records, fired) if f]
+    steps = contrib[fired]                 # already largest |contribution| first
+    shown = min(int(max_terms), steps.size)
+    rest = steps[shown:]
+    scale = raw_scale_name(estimator, label)
+
+    labels = ["intercept + baseline"] + [label_text(t, wrap, max_chars) for t in texts[:shown]]
+    if rest.size:
+        labels.append(f"{rest.size} other rules")
+    labels.append("prediction")
+    n_bars = len(labels)
+    n_lines = sum(s.count("\n") + 1 for s in labels)
+    if figsize is None:
+        figsize = (9.0, max(2.6, 0.32 * n_lines + 0.35 * n_bars + 1.2))
+    if ax is not None:
+        fig = ax.figure
+    else:
+        if figure is None:
+            fig = Figure(figsize=figsize, layout="constrained")
+        else:
+            fig = figure
+            fig.set_size_inches(figsize)
+            fig.set_layout_engine("constrained")
+        ax = fig.add_subplot()
+
+    total = start
+    ax.barh(0, start, left=0.0, color="0.55", height=0.6, gid=TOTAL_GID)
+    ends = [start]
+    bars = [(float(c), TERM_GID) for c in steps[:shown]]
+    if rest.size:
+        bars.append((float(rest.sum()), REST_GID))
+    for i, (c, gid) in enumerate(bars, 1):
+        ax.barh(i, c, left=total, height=0.6, color=_ADDS if c > 0 else _SUBTRACTS,
+                alpha=0.55 if gid == REST_GID else 0.9, gid=gid)
+        ax.annotate(f"{c:+.4g}", (max(total, total + c), i), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8)
+        ax.plot([total, total], [i - 1.3, i + 0.3], color="0.6", lw=0.7, ls=":")
+        total += c
+        ends.append(total)
+    # the prediction is the sum of every term (the folded ones included)
+    final = float(contrib.sum())
+    ax.barh(n_bars - 1, final, left=0.0, color="0.25", height=0.6, gid=TOTAL_GID)
+    ax.plot([total, total], [n_bars - 2 - 0.3, n_bars - 1 + 0.3], color="0.6", lw=0.7, ls=":")
+    ax.annotate(f"{final:.4g}", (max(final, 0.0), n_bars - 1), xytext=(4, 0),
+                textcoords="offset points", va="center", fontsize=8, fontweight="bold")
+    ax.annotate(f"{start:.4g}", (max(start, 0.0), 0), xytext=(4, 0),
+                textcoords="offset points", va="center", fontsize=8)
+    ax.axvline(0.0, color="0.3", lw=0.8)
+    ax.set_yticks(range(n_bars))
+    # parse_math=False: a "$" in a feature name or a category prints as itself
+    ax.set_yticklabels(labels, fontsize=8, parse_math=False)
+    ax.invert_yaxis()
+    lo, hi = min(ends + [0.0, final]), max(ends + [0.0, final])
+    pad = 0.12 * (hi - lo) if hi > lo else 1.0
+    ax.set_xlim(lo - 0.02 * (hi - lo if hi > lo else 1.0), hi + pad)
+    ax.set_xlabel(scale, parse_math=False)
+    ax.set_title(f"{scale}: {start:.4g} (intercept + baseline) "
+                 f"{'+' if final >= start else '-'} {abs(final - start):.4g} (rules) = "
+                 f"{final:.4g}", fontsize=9, loc="left", parse_math=False)
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig

@@ -1,0 +1,236 @@
+"""The report's sections, each a function of the fitted model and the data."""
+import numpy as np
+
+from firecy._escape import display_value
+from firecy.report._html import Html, figure, pre, section, table, text
+from firecy.report._evaluate import calibration, chosen_rows, comparison_rows, task_of
+
+__all__ = ["summary_section", "rules_section", "pictures_section", "comparison_section",
+           "calibration_section", "risk_card_section", "rows_section"]
+
+
+def summary_section(est, X, names):
+    """The summary of the fit: what was fitted, and ``est.summary()``."""
+    from firecy.estimators._explain import raw_scale_name
+
+    model = est.estimator_
+    label = getattr(est, "classes_", [None])[-1]
+    facts = table(["", ""], [
+        ["estimator", type(est).__name__],
+        ["tree model", type(model).__name__],
+        ["rules kept", est.n_rules_],
+        ["lambda", est.lambda_],
+        ["other penalty parameters", ", ".join(f"{k} = {v}" for k, v in
+                                               sorted(est.best_params_.items())) or "-"],
+        ["rule depth", "leaves" if est.rule_depth_ is None else str(est.rule_depth_)],
+        ["rule values", est.rule_values_],
+        ["raw scale (what the rules add to)", raw_scale_name(est, label)],
+        ["training rows described", "-" if X is None else int(X.shape[0])],
+    ])
+    return section("summary", "Summary", facts, pre(est.summary(X=X, feature_names=names)))
+
+
+def rules_section(est, names):
+    """The kept rules: weights, support, importance, conditions."""
+    from firecy.rules import count_antecedents, rules_table
+
+    # the records, not the DataFrame: pandas with Arrow strings refuses a
+    # label that is not UTF-8 (a lone surrogate); the page escapes it
+    rules = rules_table(est, feature_names=names, as_frame=False)
+    classes = "class" in rules[0] if rules else False
+    headers = (["class"] if classes else []) + [
+        "#", "rule", "weight", "support", "importance", "contribution", "conditions", "tree"]
+    rows = []
+    for i, r in enumerate(rules, 1):
+        rows.append(([r["class"]] if classes else []) + [
+            i, r["rule"], r["weight"], r["support"], r["importance"], r["contribution"],
+            r["n_conditions"], r["tree"]])
+    first = 1 + int(classes)
+    numeric = {first - 1 if classes else 0} | set(range(first + 1, len(headers)))
+    trees = len({r["tree"] for r in rules})
+    note = (f"{len(rules)} rules from {trees} tree{'s' * (trees != 1)}, "
+            f"{count_antecedents(est.ensemble_, est.coef_)} distinct antecedents (split "
+            "nodes to read). support: the fraction of the training rows a rule holds on; "
+            "contribution: weight \u00d7 the rule's value, what it adds to the raw score of "
+            "a row it holds on; importance: |contribution| \u00d7 sqrt(support (1 \u2212 "
+            "support)); conditions: the rule's antecedents.")
+    body = table(headers, rows, numeric=numeric) if rows else Html("<p>No rule was kept: "
+                                                                  "the model is its intercept."
+                                                                  "</p>")
+    return section("rules", "Rules", body, note)
+
+
+def _selected_index(est):
+    return int(np.argmin(np.abs(np.asarray(est.path_.lambdas) - est.lambda_)))
+
+
+def pictures_section(est, X, names):
+    """The rules drawn as partial trees, and the regularisation path."""
+    from firecy.plotting import plot_path, plot_rules
+
+    fig_rules = plot_rules(est, feature_names=names, X=X)
+    fig_path = plot_path(est.path_, budget=est.max_rules, label="FIRE",
+                         selected=_selected_index(est))
+    fig_path.axes[0].set_title("validation error along the regularisation path")
+    return section("pictures", "Pictures",
+                   figure(fig_rules, "The kept rules as the partial trees they come from "
+                                     "(#: rank in the rules table; the leaf's contribution)."),
+                   figure(fig_path, "Validation error against the number of rules along "
+                                    "the path; the star marks the selected point."))
+
+
+def comparison_section(est, ev, rows=None, note=None):
+    """The rule model against the full tree model (given rows: as they are)."""
+    if rows is None:
+        rows = comparison_rows(est, ev)
+        note = ("No labelled rows were given: pass X and y (or X_test and y_test) to "
+                "compare the scores." if ev is None else "Scores " + ev.sentence() + ".")
+    skip = {"name", "note"}
+    keys = [k for r in rows for k in r if k not in skip]
+    keys = list(dict.fromkeys(keys))
+    names = {"n_rules": "rules", "n_antecedents": "antecedents", "test_mse": "test MSE",
+             "test_r2": "test R\u00b2", "test_auc": "test AUC", "test_log_loss": "test log-loss",
+             "test_d2": "test D\u00b2", "test_c_index": "test C-index"}
+    headers = ["model"] + [names.get(k, k.replace("_", " ")) for k in keys]
+    body = table(headers, [[r["name"]] + [r.get(k) for k in keys] for r in rows],
+                 numeric=set(range(1, len(headers))))
+    notes = [f"{r['name']}: {r['note']}" for r in rows if r.get("note")]
+    return section("comparison", "Comparison with the full model", body, note, *notes)
+
+
+def _reliability_figure(rel, what):
+    from firecy.plotting._common import _require_matplotlib
+
+    Figure = _require_matplotlib()
+    fig = Figure(figsize=(5.0, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1, label="perfect calibration")
+    w = np.asarray(rel["weight"], dtype=float)
+    ax.scatter(rel["predicted"], rel["observed"], s=20 + 200 * w / max(w.max(), 1e-300),
+               color="#c07a12", edgecolor="black", alpha=0.8, zorder=3,
+               label="bins (area: rows)")
+    ax.plot(rel["predicted"], rel["observed"], color="#c07a12", lw=1)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(what, parse_math=False)
+    ax.set_ylabel("observed frequency")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def calibration_section(est, ev):
+    """A classifier's reliability table and diagram on the evaluation rows."""
+    if ev is None:
+        return section("calibration", "Calibration",
+                       "No labelled rows were given: pass X and y (or X_test and y_test).")
+    rel, cal, what = calibration(est, ev)
+    rows = [[int(g), w, p, o] for g, w, p, o in zip(rel["group"], rel["weight"],
+                                                    rel["predicted"], rel["observed"])]
+    body = table(["bin", "rows (weight)", "predicted", "observed"], rows,
+                 numeric={0, 1, 2, 3})
+    return section("calibration", "Calibration", body,
+                   f"Ten equal-frequency bins of the {what}, {ev.sentence()}; CAL (mean "
+                   f"|predicted \u2212 observed| over the rows) = {100 * cal:.2f}%.",
+                   figure(_reliability_figure(rel, what),
+                          "Reliability diagram: predicted against observed, per bin."))
+
+
+def risk_card_section(est, X, y):
+    """The risk card of a binary classifier, built on the training rows."""
+    from firecy.plotting import plot_risk_card
+    from firecy.risk import risk_card
+
+    if X is None or y is None:
+        return section("risk-card", "Risk card", "The risk card is built on the training "
+                                                 "rows: pass X and y.")
+    try:
+        card = risk_card(est, X, y)
+    except ValueError as exc:
+        return section("risk-card", "Risk card", f"No risk card: {exc}")
+    return section("risk-card", "Risk card",
+                   "The rules rounded to integer points (firecy.risk.risk_card, on the "
+                   f"{int(X.shape[0])} training rows): add the points of the rules that "
+                   "hold; the table reads the score's risk.",
+                   pre(card.to_text()),
+                   figure(plot_risk_card(card), "The risk card and its reliability on the "
+                                                "training rows."))
+
+
+def _values(features):
+    return ", ".join(f"{k} = {display_value(v) if isinstance(v, str) else format(v, '.6g')}"
+                     if isinstance(v, (str, float, int)) else f"{k} = {v!r}"
+                     for k, v in features.items())
+
+
+def _row_block(est, X, i, label_of, target, names):
+    """One explained row: its terms that fire, their sum, the waterfall."""
+    from firecy.estimators._explain import raw_scale_name
+    from firecy.plotting import plot_explanation
+    from firecy.plotting._explanation import one_row
+
+    row = X[i:i + 1] if not hasattr(X, "iloc") else X.iloc[i:i + 1]
+    records = est.explain(row, fired_only=True, feature_names=names, as_frame=False)
+    label = None
+    if records and "class" in records[0]:
+        labels = list(dict.fromkeys(r["class"] for r in records))
+        label = labels[0] if len(labels) == 1 else est.predict(one_row(row))[0]
+        label = label.item() if hasattr(label, "item") else label
+        records = [r for r in records if r["class"] == label]
+    total = float(sum(r["contribution"] for r in records))
+    rows = [[r["text"], _values(r["features"]) if r["features"] else "", r["contribution"]]
+            for r in records]
+    rows.append([Html("<strong>sum: the prediction</strong>"), "", total])
+    body = table(["term", "the row's values", "contribution"], rows, numeric={2}, digits=6)
+    scale = raw_scale_name(est, label)
+    facts = f"{scale} = {total:.6g}"
+    if hasattr(est, "predict_proba"):
+        proba = est.predict_proba(row)[0]
+        facts += "; probabilities: " + ", ".join(
+            f"{display_value(c)}: {p:.3f}" for c, p in zip(est.classes_, proba))
+    if target is not None:
+        facts += f"; observed: {target}"
+    return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n{body}\n"
+                + figure(plot_explanation(est, row, label=label, feature_names=names),
+                         f"Row {i}: from the intercept plus baseline to the prediction, one "
+                         f"bar per rule that holds."))
+
+
+def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
+    """A few rows explained term by term."""
+    if X is None:
+        return section("rows", "Explained rows", "No rows were given to explain.")
+    picks = chosen_rows(est, X, rows=rows, n_rows=n_rows)
+    label_of = f"(position in the {which} rows)"
+    blocks = []
+    for i in picks:
+        target = None
+        if y is not None:
+            yi = y[i] if not hasattr(y, "iloc") else y.iloc[i]
+            target = (f"event {bool(yi['event'])}, time {float(yi['time']):.6g}"
+                      if getattr(np.asarray(y).dtype, "names", None)
+                      else display_value(yi.item() if hasattr(yi, "item") else yi))
+        blocks.append(_row_block(est, X, i, label_of, target, names))
+    how = ("the rows asked for" if rows is not None else
+           "the rows with the lowest and the highest prediction, and evenly between")
+    return section("rows", "Explained rows",
+                   f"Each prediction is the sum of its terms: the intercept, the ensemble's "
+                   f"baseline and the contributions of the rules that hold on the row "
+                   f"(estimator.explain). Shown: {how}, of the {which} rows.", *blocks)
+
+
+def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names):
+    """Every section of the report, in order: (anchor, title, html)."""
+    out = [("summary", "Summary", summary_section(est, X, names)),
+           ("rules", "Rules", rules_section(est, names)),
+           ("pictures", "Pictures", pictures_section(est, X, names)),
+           ("comparison", "Comparison with the full model",
+            comparison_section(est, ev, comparison, comparison_note))]
+    if task_of(est) == "classification":
+        out.append(("calibration", "Calibration", calibration_section(est, ev)))
+        if len(est.classes_) == 2:
+            out.append(("risk-card", "Risk card", risk_card_section(est, X, y)))
+    Xr, yr, which = (ev.X, ev.y, ev.which) if ev is not None else (X, y, "given")
+    out.append(("rows", "Explained rows",
+                rows_section(est, Xr, yr, which, rows, n_rows, names)))
+    return out
