@@ -89,6 +89,7 @@ def test_multiclass_summary_gives_each_class_its_own_intercept():
     from sklearn.ensemble import GradientBoostingClassifier
 
     X, y = load_iris(return_X_y=True)
+    X, y = X[25:], y[25:]           # unequal classes: a per-class baseline
     gb = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
     fire = FIREClassifier(gb, n_lambdas=15, cv=3, random_state=0, n_jobs=1).fit(X, y)
     base = np.asarray(fire.ensemble_.baseline(X[:1]))[0]

@@ -132,13 +132,16 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
                     else f"score of class {display_value(labels[k])} "
                          f"(probabilities: softmax of the scores)")
         if n_out > 1:
-            if not krows:
-                continue
+            # every class has a score, rules or not: its intercept is part
+            # of every row's probabilities
             lines.append(f"class {k}:" if labels is None
                          else f"class {display_value(labels[k])}:")
         b = intercepts[k] if intercepts.size > k else intercepts[0]
         note = baseline_note if isinstance(baseline_note, str) else baseline_note[k]
         lines.append(f"intercept: {_fmt(b, digits)}{note}")
+        if not krows and n_out > 1:
+            lines.append(f"{name} = intercept (no rule speaks for this class)")
+            continue
         lines.append(f"{name} = intercept + the contributions of the rules a row satisfies")
         shown = krows if max_rules is None else krows[:max_rules]
         width = len(str(len(shown)))
