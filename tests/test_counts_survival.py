@@ -170,6 +170,7 @@ def _skglm_cox(M, event, time, lam, efron=False):
     return df.value(y, coef, M @ coef) + lam * np.abs(coef).sum()
 
 
+@pytest.mark.slow   # skglm compiles its numba solvers on first use (~15 s a process)
 @pytest.mark.parametrize("frac", [0.3, 0.05])
 def test_poisson_l1_matches_skglm(frac):
     _, design, y, _ = _poisson_data()
@@ -181,6 +182,7 @@ def test_poisson_l1_matches_skglm(frac):
     assert res.objective <= ref + 1e-6 * abs(ref)
 
 
+@pytest.mark.slow   # skglm compiles its numba solvers on first use (~15 s a process)
 @pytest.mark.parametrize("frac", [0.3, 0.05])
 def test_cox_l1_matches_skglm(frac):
     _, design, event, time, _ = _cox_data()
@@ -192,6 +194,7 @@ def test_cox_l1_matches_skglm(frac):
     assert res.objective <= ref + 1e-6 * abs(ref)
 
 
+@pytest.mark.slow   # skglm compiles its numba solvers on first use (~15 s a process)
 @pytest.mark.parametrize("frac", [0.3, 0.05])
 def test_cox_efron_l1_matches_skglm(frac):
     _, design, event, time, _ = _cox_data()  # many tied event times
@@ -474,6 +477,7 @@ def _rf_leaf_poisson(n=2000, n_trees=60, seed=0):
     return X, y, rf, design
 
 
+@pytest.mark.slow   # skglm compiles its numba solvers on first use (~15 s a process)
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_poisson_with_and_without_intercept_reaches_skglm(fit_intercept):
     # without an intercept the loop stopped after a few steps 0.6% above

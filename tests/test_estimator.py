@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.estimator_checks import check_estimator
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from firecy.estimators import FIREPath, FIRERegressor
 
@@ -33,19 +33,33 @@ def forest(data):
 
 # --------------------------------------------------------------- contract ---
 
-def test_check_estimator():
-    # bootstrap=False and selection by CV: then integer sample weights are
-    # exactly row repetitions for the forest and for FIRE (the check swaps in
-    # its own CV splits), so check_sample_weight_equivalence passes too. The
-    # forest is seeded: the check seeds FIRE only, and an unseeded forest
-    # breaks ties between equal splits differently on the two fits, which
-    # reorders leaves, and fusion (on by default) acts on the leaf order
-    est = FIRERegressor(
-        estimator=RandomForestRegressor(n_estimators=10, max_depth=3, bootstrap=False,
-                                        random_state=0),
-        selection="cv", cv=3, n_lambdas=15,
-    )
-    check_estimator(est)
+# bootstrap=False and selection by CV: then integer sample weights are
+# exactly row repetitions for the forest and for FIRE (the check swaps in its
+# own CV splits), so check_sample_weight_equivalence passes too. The forest is
+# seeded: the check seeds FIRE only, and an unseeded forest breaks ties
+# between equal splits differently on the two fits, which reorders leaves,
+# and fusion (on by default) acts on the leaf order
+SMALL = FIRERegressor(
+    estimator=RandomForestRegressor(n_estimators=10, max_depth=3, bootstrap=False,
+                                    random_state=0),
+    selection="cv", cv=3, n_lambdas=15,
+)
+
+
+# one test per scikit-learn check (every check of check_estimator), so that
+# they run side by side on pytest-xdist's workers
+@parametrize_with_checks([SMALL])
+def test_check_estimator(estimator, check):
+    check(estimator)
+
+
+# every parameter at its default, the default 500-tree forest included (what
+# issue 13 asks): each check fits the forest and six paths, ~60 s of CPU in
+# all, so it runs in CI's slow step (pytest -m slow)
+@pytest.mark.slow
+@parametrize_with_checks([FIRERegressor()])
+def test_check_estimator_defaults(estimator, check):
+    check(estimator)
 
 
 def test_default_sample_weight_equivalence():
@@ -73,12 +87,6 @@ def test_default_forest_bootstrap_size():
     perm = rng.permutation(40)
     again = fit_default_forest(clone(rf), X[perm], y[perm], sw[perm], lambda Z: Z)
     np.testing.assert_array_equal(fitted.predict(X), again.predict(X))
-
-
-def test_check_estimator_defaults():
-    # slow (200-330 s: every check fits the default 500-tree forest and six
-    # paths), and the one test that shows what issue 13 asks: run in CI
-    check_estimator(FIRERegressor())
 
 
 def test_clone_and_pickle(data, forest):
@@ -519,7 +527,10 @@ def test_lambdas_grid_lets_an_unbounded_penalty_select(data, forest):
     Mc, yc = M - M.mean(axis=0), y - y.mean()
     n = len(y)
     w = np.linalg.solve(Mc.T @ Mc / n + est.lambda_ * np.eye(M.shape[1]), Mc.T @ yc / n)
-    np.testing.assert_allclose(est.coef_, w, atol=1e-3 * np.abs(w).max())
+    np.testing.assert_allclose(est.path_.coefs[k], w, atol=1e-3 * np.abs(w).max())
+    # coef_ states each rule once: equal leaves of two trees (ridge keeps
+    # both) merged, with the same predictions
+    np.testing.assert_allclose(M @ est.coef_, M @ w, atol=1e-3 * np.abs(M @ w).max())
 
 
 def test_lambdas_are_checked_and_lam_needs_one_above_it(data, forest):

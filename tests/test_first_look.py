@@ -81,3 +81,52 @@ def test_feature_names_out_and_set_output(diabetes_fit):
     out = frame.transform(X)
     assert isinstance(out, pd.DataFrame) and list(out.columns) == list(names)
     np.testing.assert_array_equal(out.to_numpy(), Xt)
+
+
+def test_multiclass_summary_gives_each_class_its_own_intercept():
+    # issue 37: every class's line printed class 0's "(FIRE intercept ...)"
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[25:], y[25:]           # unequal classes: a per-class baseline
+    gb = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
+    fire = FIREClassifier(gb, n_lambdas=15, cv=3, random_state=0, n_jobs=1).fit(X, y)
+    base = np.asarray(fire.ensemble_.baseline(X[:1]))[0]
+    assert np.ptp(base) > 0 and np.ptp(fire.intercept_) > 0
+    text = fire.summary()
+    for k in range(3):
+        own = f"(FIRE intercept {fire.intercept_[k]:.4g} + ensemble baseline)"
+        total = f"intercept: {fire.intercept_[k] + base[k]:.4g}"
+        assert f"{total} {own}" in text, (k, text)
+    from firecy.rules import rules_json
+
+    notes = rules_json(fire)["intercept_note"]
+    assert notes == [f"FIRE intercept {b:.4g} + ensemble baseline" for b in fire.intercept_]
+
+
+def test_frozen_estimator_keeps_the_fitted_model_through_cross_validation():
+    # the README's advice: a fitted model is used as is by fit, but clone()
+    # (cross_val_score, GridSearchCV) refits it unless it is frozen
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import cross_val_score
+
+    X, y = load_diabetes(return_X_y=True)
+    rf = RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
+    before = [t.tree_.threshold.copy() for t in rf.estimators_]
+    seen = []
+
+    class Spy(FIRERegressor):
+        def fit(self, X, y, **kw):
+            super().fit(X, y, **kw)
+            seen.append(self.estimator_)
+            return self
+
+    kw = dict(n_lambdas=8, cv=2, random_state=0, n_jobs=1)
+    cross_val_score(Spy(FrozenEstimator(rf), **kw), X, y, cv=2)
+    assert all(s is not rf and s.estimator is rf for s in seen)   # the frozen wrapper
+    assert all(np.array_equal(a, t.tree_.threshold) for a, t in zip(before, rf.estimators_))
+    cross_val_score(Spy(rf, **kw), X, y, cv=2)
+    # unfrozen, each fold fits a fresh forest on its own rows
+    assert all(s is not rf and not np.array_equal(s.estimators_[0].tree_.threshold,
+                                                  before[0]) for s in seen[2:])

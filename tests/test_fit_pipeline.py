@@ -162,3 +162,47 @@ def test_leaf_concentration_by_hand():
     share, reached = leaf_concentration(table, np.array([0, 2, 5]), w)
     np.testing.assert_allclose(share, [0.5, 0.75])
     np.testing.assert_allclose(reached, [1.0, 2 / 3])
+
+
+# -- a rule stated once ------------------------------------------------------------
+def test_equal_rules_of_different_trees_are_kept_once():
+    lightgbm = pytest.importorskip("lightgbm")
+    from firecy.ensembles._equal_rules import equal_rule_groups
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.5, size=(800, 3)).astype(float)
+    y = 2.0 * (X[:, 0] > 0) + 1.0 * (X[:, 1] > 0) + 0.1 * rng.normal(size=800)
+    model = lightgbm.LGBMRegressor(n_estimators=40, num_leaves=2, random_state=0,
+                                   verbose=-1).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    assert equal_rule_groups(ens, range(ens.n_rules)), "stumps repeat their split"
+    fire = FIRERegressor(model, penalty="l1", fusion=0.0, rule_depth=None, lam=1e-4,
+                         random_state=0, n_jobs=1).fit(X, y)
+    raw = fire.path_.coefs[-1]
+    # the solver kept equal rules of several trees; the model states each once
+    assert equal_rule_groups(fire.ensemble_, np.flatnonzero(raw))
+    assert equal_rule_groups(fire.ensemble_, np.flatnonzero(fire.coef_)) == []
+    texts = list(fire.rules_["rule"])
+    assert len(texts) == len(set(texts)) == fire.n_rules_
+    # with the same predictions as the solver's weights
+    M = fire.ensemble_.design(X)
+    np.testing.assert_allclose(M @ fire.coef_, M @ raw, rtol=1e-12, atol=1e-12)
+
+
+def test_equal_rule_groups_select_the_same_rows():
+    xgboost = pytest.importorskip("xgboost")
+    from firecy.ensembles._equal_rules import equal_rule_groups
+
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(500, 3)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) * (X[:, 1] > 1) + rng.normal(size=500) * 0.1
+    model = xgboost.XGBRegressor(n_estimators=30, max_depth=2, random_state=0).fit(X, y)
+    ens = rule_ensemble_from_model(model)
+    groups = equal_rule_groups(ens, range(ens.n_rules))
+    assert groups
+    Xt = rng.integers(-1, 4, size=(2000, 3)).astype(float)
+    Xt[rng.random(Xt.shape) < 0.2] = np.nan
+    for g in groups:
+        masks = [ens.rule_mask(j, Xt) for j in g]
+        assert all(np.array_equal(masks[0], m) for m in masks[1:])

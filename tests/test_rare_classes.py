@@ -354,3 +354,14 @@ def test_cli_rare_class_absent_from_the_test_rows(tmp_path, capsys):
     assert "ROC AUC score is not defined" not in captured.err
     assert "Traceback" not in captured.err
     assert "nan" not in captured.out.split("AUC", 1)[1].splitlines()[1]
+
+
+def test_single_row_class_fits_at_the_rule_budget(iris):
+    # selection="budget" has no validation folds: a class of one row is no
+    # reason to refuse the fit (RiskCardClassifier's sample-weight checks met it)
+    X, y = iris
+    y = y.copy()
+    y[0] = 3
+    fire = _fire(selection="budget", max_rules=4).fit(X, y)
+    assert list(fire.classes_) == [0, 1, 2, 3]
+    assert fire.predict_proba(X).shape == (len(y), 4)

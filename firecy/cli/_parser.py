@@ -4,6 +4,7 @@ import math
 
 from firecy.cli._demo import run_demo
 from firecy.cli._errors import PROG
+from firecy.cli._card import run_card
 from firecy.cli._explain import run_explain
 from firecy.cli._extract import run_extract
 from firecy.cli._glm_task import check_task_options
@@ -116,9 +117,12 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "(clipped at its 2.5%%/97.5%% quantiles; a kept term counts "
                         "against --max-rules); --no-linear-terms: rules only; default: "
                         "the estimators' default")
-    g.add_argument("--exact-thresholds", action="store_true",
-                   help="print thresholds exactly (default: the shortest decimal that "
-                        "selects the same rows for every value with up to 15 digits)")
+    g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",
+                   action="store_true",
+                   help="print every threshold exactly, in the rules shown and the JSON "
+                        "rule texts: each text then selects its rows for any input "
+                        "(default: the shortest decimal that selects the same rows for "
+                        "every value with up to 15 significant digits)")
     g = p.add_argument_group("tree ensemble")
     g.add_argument("--n-trees", type=_positive_int("--n-trees"), default=n_trees, metavar="N",
                    help=f"number of trees (default {n_trees})")
@@ -187,7 +191,7 @@ def build_parser():
     Returns
     -------
     argparse.ArgumentParser
-        With the sub-commands ``demo``, ``extract`` and ``explain``; the parsed
+        With the sub-commands ``demo``, ``extract``, ``explain`` and ``card``; the parsed
         arguments' ``func`` runs the command.
 
     Examples
@@ -276,4 +280,37 @@ def build_parser():
                      help="also write the run's report (as 'firecy extract --report')")
     _add_common(exp)
     exp.set_defaults(func=run_explain, check_options=check_task_options)
+
+    card = sub.add_parser(
+        "card",
+        help="a risk card (integer points per rule) from your CSV file",
+        description="Learn a risk card with firecy.risk.RiskCardClassifier from a CSV file "
+                    "with a two-valued target: at most --max-rules rules of one or two "
+                    "conditions with small integer points, and the risk of each total "
+                    "score. Prints the card and its test AUC, log-loss and CAL on the "
+                    "held-out rows, and writes the card as JSON.",
+    )
+    card.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
+    card.add_argument("--target", metavar="COLUMN", required=True,
+                      help="the column of the two-valued outcome; the card gives the risk "
+                           "of its second value in sorted order")
+    card.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                      help="ignore this column (repeatable), e.g. an identifier or text")
+    card.add_argument("--max-rules", type=_positive_int("--max-rules"), default=10,
+                      metavar="N", help="the most rules on the card (default 10)")
+    card.add_argument("--max-points", type=_positive_int("--max-points"), default=5,
+                      metavar="P", help="the most points of one rule (default 5)")
+    card.add_argument("--test-size", default=0.25, metavar="F",
+                      type=_number("--test-size", float, lambda v: 0 <= v < 1, "in [0, 1)"),
+                      help="fraction of rows held out to measure the card (default 0.25)")
+    card.add_argument("--seed", type=_number("--seed", int), default=0,
+                      help="random seed (default 0)")
+    card.add_argument("--n-jobs", type=_number("--n-jobs", int), default=-1,
+                      help="parallel jobs (default -1: all cores)")
+    card.add_argument("--output", default="card.json", metavar="FILE",
+                      help="JSON file of the card (default card.json)")
+    card.add_argument("--no-progress", action="store_true", help="no status line")
+    card.add_argument("--debug", action="store_true",
+                      help="show the full traceback on errors")
+    card.set_defaults(func=run_card)
     return parser

@@ -13,7 +13,9 @@ class Progress:
     (grid points, validation folds) report from worker threads at once, and
     keeps the stages apart: ``stage(name)`` gives the callback of one stage
     (the full-data paths, then the validation folds), whose counts and rule
-    numbers are shown under its own name.  On a terminal the line is
+    numbers are shown under its own name: the range of rule counts its
+    points span, never one point's count, which a reader would take for the
+    result.  On a terminal the line is
     rewritten in place (a tqdm bar when tqdm is installed); redirected, each
     stage prints one line when it ends, and no carriage returns.
     """
@@ -49,12 +51,13 @@ class Progress:
             self.counts[name] = self.counts.get(name, 0) + 1
             n_rules = getattr(result, "n_rules", None)
             if n_rules is not None:
-                self.rules[name] = n_rules
+                lo, hi = self.rules.get(name, (n_rules, n_rules))
+                self.rules[name] = (min(lo, n_rules), max(hi, n_rules))
             if not self.tty:
                 return
             if self.bar is None:
                 self.bar = _tqdm_bar(self._label(name))
-            extra = "" if n_rules is None else f"{n_rules} rules"
+            extra = "" if name not in self.rules else _rules_range(*self.rules[name])
             if self.bar is not False:
                 self.bar.update(1)
                 if extra:
@@ -77,7 +80,7 @@ class Progress:
         if not self.tty:
             rules = self.rules.get(name)
             sys.stderr.write(f"{self._label(name)}: {self.counts[name]} points"
-                             + ("" if rules is None else f", last point {rules} rules")
+                             + ("" if rules is None else ", " + _rules_range(*rules))
                              + "\n")
         sys.stderr.flush()
         self.bar, self.shown = None, False
@@ -88,6 +91,12 @@ class Progress:
         with self.lock:
             self._end_stage()
             self.current = None
+
+
+def _rules_range(lo, hi):
+    """The rule counts the solved points span (the selected model is one of
+    them; the stage's last point, from whichever thread, says nothing)."""
+    return (f"{hi} rules" if lo == hi else f"{lo} to {hi} rules") + " along the path"
 
 
 def _isatty(stream):

@@ -51,7 +51,7 @@ def display_ensemble(ensemble, coef, X, *, exact=False):
         The data shown: a float64 condition whose short threshold would move
         one of these rows prints its exact threshold.
     exact : bool, default=False
-        Print every kept float64 threshold exactly (``--exact-thresholds``).
+        Print every kept float64 threshold exactly (``--exact``).
 
     Returns
     -------

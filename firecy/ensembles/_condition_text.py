@@ -60,7 +60,7 @@ def _feature_name(feature_names, j):
 
 
 def format_conditions(conditions, feature_names=None, *, show_missing=False,
-                      precision=None, simplify=True):
+                      precision=None, simplify=True, exact=False):
     """The text of a rule: conditions joined by ``" and "``.
 
     Parameters
@@ -75,10 +75,21 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
         (``(or zero/missing)`` / ``(not zero/missing)``), since zero is an
         ordinary value.
     precision : int, optional
-        Round thresholds to this many significant digits (for display; the
-        default prints them exactly).
+        Round thresholds to this many significant digits (display only: the
+        text then need not select the rule's rows).
     simplify : bool, default=True
         Merge redundant conditions first (:func:`simplify_conditions`).
+    exact : bool, default=False
+        Print every threshold so that the text, read as the library reads
+        its input (:func:`~firecy.rules.parse_rule` and
+        :func:`~firecy.rules.evaluate_parsed` with
+        :func:`~firecy.rules.library_reading`), selects exactly the rule's
+        rows for every input: a float64 threshold as its ``repr``. The
+        default prints a float64 threshold as the shortest decimal that is
+        exact for inputs written with at most 15 significant digits (and
+        LightGBM's zero threshold as ``0.0``); float32 thresholds
+        (scikit-learn trees, XGBoost) are exact either way (see
+        :mod:`firecy.rules`). Exclusive with ``precision``.
 
     Returns
     -------
@@ -99,7 +110,15 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
     'x1 < 0.123 (or missing)'
     >>> format_conditions([])
     '(all rows)'
+    >>> from firecy.rules import LIGHTGBM_ZERO_THRESHOLD
+    >>> c = Condition(0, "<=", 868.2000000000002, dtype="float64",   # LightGBM's
+    ...               zero_threshold=LIGHTGBM_ZERO_THRESHOLD)
+    >>> format_conditions([c]), format_conditions([c], exact=True)
+    ('x0 <= 868.2', 'x0 <= 868.2000000000002')
     """
+    if exact and precision is not None:
+        raise ValueError("exact=True prints thresholds exactly; precision rounds them for "
+                         "display: give one of them")
     conds = simplify_conditions(conditions) if simplify else list(conditions)
     if any(c.labels and not c.is_categorical for c in conds):
         # numeric splits on category codes (LightGBM, ordered categoricals)
@@ -143,13 +162,14 @@ def format_conditions(conditions, feature_names=None, *, show_missing=False,
                 used.add(partner)
                 lop = "<" if c.op == ">" else "<="
                 parts.append(
-                    f"{format_threshold(c, precision)} {lop} {name} {u.op} "
-                    f"{format_threshold(u, precision)}" + suffix([c, u])
+                    f"{format_threshold(c, precision, exact=exact)} {lop} {name} {u.op} "
+                    f"{format_threshold(u, precision, exact=exact)}" + suffix([c, u])
                 )
                 continue
         if c.op in CATEGORICAL:
             cats = ", ".join(format_category(v) for v in c.categories)
             parts.append(f"{name} {c.op} {{{cats}}}" + suffix([c]))
         else:
-            parts.append(f"{name} {c.op} {format_threshold(c, precision)}" + suffix([c]))
+            parts.append(f"{name} {c.op} {format_threshold(c, precision, exact=exact)}"
+                         + suffix([c]))
     return " and ".join(parts)

@@ -22,6 +22,10 @@ CLI) writes a numeric threshold with :func:`format_threshold`; the exports
   the threshold can read differently: the CLI checks the rows it shows and
   prints such a condition exactly (``Condition.exact_text``), and
   ``exact=True`` prints the ``repr``.
+* LightGBM's split between 0 and the positive values (threshold
+  1.0000000180025095e-35, the edge of the band LightGBM reads as zero)
+  prints as ``0.0``: ``x > 0.0`` under LightGBM's reading; ``exact=True``
+  prints the edge.
 """
 from __future__ import annotations
 
@@ -154,7 +158,18 @@ def format_threshold(cond, precision=None, *, exact=False) -> str:
     if cond.dtype == "float32":
         return _float32_text(cond)
     if not (exact or getattr(cond, "exact_text", False)):
+        if _is_lightgbm_zero(cond):
+            return "0.0"
         d = short_threshold(cond)
         if d is not None:
             return repr(d)
     return repr(thr)
+
+
+def _is_lightgbm_zero(cond):
+    """LightGBM's split between 0 and the positive values: its threshold is
+    its zero band's edge (``kZeroThreshold``, 1.0000000180025095e-35), and as
+    LightGBM reads every ``|x| <= kZeroThreshold`` as 0, ``x <= edge`` is
+    ``x <= 0`` (and ``x > edge`` is ``x > 0``) for every input."""
+    band = float(getattr(cond, "zero_threshold", 0.0) or 0.0)
+    return band > 0 and float(cond.threshold) == band

@@ -81,7 +81,10 @@ class FIREEstimatorBase(RuleFeaturesMixin, ExplainMixin, BaseEstimator):
         rule text, weight, support (the fraction of the training rows, with
         their sample weights), importance, contribution, ..., ``kind``
         ("rule", or "linear" for a kept linear term, after the rules); a
-        classifier's with the class each rule speaks for."""
+        classifier's with the class each rule speaks for. The texts are exact
+        for inputs of at most 15 significant digits;
+        ``firecy.rules.rules_table(est, exact=True)`` gives the table with
+        texts exact for every input."""
         check_is_fitted(self)
         from firecy.rules import rules_table
 

@@ -119,7 +119,9 @@ def classification_task(est, data):
         raise ValueError(
             "FIREClassifier needs at least two classes among the rows with positive "
             f"sample weight; {found}")
-    check_rare_classes(classes, codes, sw, est.lam is None or len(penalty_grid(est)) > 1)
+    # a class of one row breaks validation folds; selection="budget" has none
+    folds = (est.lam is None or len(penalty_grid(est)) > 1) and est.selection != "budget"
+    check_rare_classes(classes, codes, sw, folds)
     return Task(kind="classification", default_model=default_forest(est, "classification"),
                 model_y=codes, pack_target=lambda baseline: pack_target(codes, baseline),
                 fitter=classification_fitter,

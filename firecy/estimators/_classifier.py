@@ -167,7 +167,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         The ensemble's rules; ``ensemble_.tree_class[t]`` is the class (index
         into ``classes_``) block t speaks for (all 0 for one output: class 1).
     coef_ : ndarray of shape (n_rules_total,)
-        Rule weights (mostly zero).
+        Rule weights (mostly zero), equal rules of different trees merged
+        into one, as in :class:`~firecy.FIRERegressor`.
     rule_depth_ : int, tuple of int or None
         The depth the trees were cut at (None: every leaf is a rule; a
         tuple: the depths of a union of cuts).

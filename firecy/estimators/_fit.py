@@ -37,6 +37,7 @@ from firecy.estimators._fit_design import FitDesign
 from firecy.estimators._linear_terms import (linear_design, offer_linear_terms,
                                              split_coef, with_linear_penalty)
 from firecy.estimators._model import fitted_model
+from firecy.estimators._merge_rules import merge_equal_rules
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._params import BUILTIN_PENALTIES, check_lambdas, check_params, penalty_grid
 from firecy.estimators._rule_depth import rules_at_depth, warn_small_rules
@@ -289,9 +290,10 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data):
     est.path_ = path
     est.best_params_ = dict(grid[g_best][0])
     n_cols = len(fit.leaf_values)
-    est.coef_, est.linear_coef_ = split_coef(path.coefs[k_best], n_cols, fit.linear,
+    rule_coef, est.linear_coef_ = split_coef(path.coefs[k_best], n_cols, fit.linear,
                                              rules.ensemble.n_outputs)
-    est.coef_ = np.array(est.coef_)
+    # a rule kept twice (equal leaves of two trees) is stated once
+    est.coef_ = merge_equal_rules(rules.ensemble, np.array(rule_coef, dtype=np.float64))
     est.linear_terms_ = fit.linear
     intercept = np.array(path.intercepts[k_best], dtype=np.float64)
     # one intercept per output for a multi-output fitter

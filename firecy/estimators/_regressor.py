@@ -235,7 +235,10 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         The ensemble's rules, leaf values and design
         (see :func:`firecy.ensembles.rule_ensemble_from_model`).
     coef_ : ndarray of shape (n_rules_total,)
-        Rule weights (mostly zero).
+        Rule weights (mostly zero): the selected path point's, with the
+        weights of kept rules that hold the same conditions in different
+        trees summed onto one of them (same predictions), so that every
+        kept rule is a distinct rule.
     intercept_ : float
         The intercept ``b`` (on top of the ensemble's baseline).
     rule_depth_ : int, tuple of int or None

@@ -46,8 +46,12 @@ class RuleFeaturesMixin(TransformerMixin):
         X : array-like or DataFrame, optional
             Data for each rule's support and the missing-value notes.
         **kwargs
-            Passed to :func:`firecy.rules.rules_report` (``precision``,
-            ``digits``, ``max_rules``, ``show_missing``).
+            Passed to :func:`firecy.rules.rules_report` (``exact``,
+            ``precision``, ``digits``, ``max_rules``, ``show_missing``).
+            ``exact=True`` prints every threshold so that each rule's text
+            selects its rows for any input; the default text is exact for
+            inputs of at most 15 significant digits (see
+            :func:`firecy.rules.format_conditions`).
 
         Returns
         -------

@@ -54,7 +54,9 @@ class FIREPath(PathResult):
     Attributes
     ----------
     lambdas, coefs, intercepts, objectives, n_rules, n_iter, converged, lambda_max
-        As in :class:`firecy.solver.PathResult`, on the full data.
+        As in :class:`firecy.solver.PathResult`, on the full data: the
+        solver's weights (a fitted estimator's ``coef_`` is the selected
+        point's, with equal rules of different trees merged into one).
     warm_starts : ndarray of int or None
         As in :class:`firecy.solver.PathResult`: the point each point was
         warm-started from (``warm_start_chain(k)`` leads to point k).

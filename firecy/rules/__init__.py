@@ -34,23 +34,25 @@ Text conventions
   the category labels of a model fitted on pandas categoricals
   (``colour in {'green', 'red'}``).
 * Two bounds on one feature print as an interval, ``0.5 < x <= 2``.
-* Thresholds are exact, never rounded for looks, in the library's precision.
-  scikit-learn and XGBoost round the input to float32 before comparing, so a
-  float32 threshold is printed: the float32 that splits the float32 values
-  where the library does, in its shortest form (sklearn's
-  ``0.800000011920929`` prints as ``0.8``).  Read back as a float32 and
-  compared with the input rounded to float32, it selects exactly the leaf's
-  rows; and for data written with up to 7 significant digits the plain
-  decimal comparison agrees too.  That is why a split between 26.8 and 26.9
-  prints as ``bmi <= 26.849998``: its threshold, 26.8499994, lies below the
-  float32 value of 26.85, so a bmi of 26.85 does not satisfy it.  LightGBM
-  compares in float64: its thresholds print as their ``repr``.
+* Thresholds print in the library's precision. A float32 threshold
+  (scikit-learn and XGBoost round the input to float32 before comparing)
+  prints as the float32 that splits the float32 values where the library
+  does, in its shortest form (sklearn's ``0.800000011920929`` prints as
+  ``0.8``): read back as a float32 and compared with the input rounded to
+  float32, it selects exactly the leaf's rows, for every input.  That is
+  why a split between 26.8 and 26.9 prints as ``bmi <= 26.849998``: its
+  threshold, 26.8499994, lies below the float32 value of 26.85.  A float64
+  threshold (LightGBM, HistGradientBoosting) prints by default as the
+  shortest decimal that selects the leaf's rows for every input of at most
+  15 significant digits (LightGBM's ``868.2000000000002`` as ``868.2``), and
+  LightGBM's zero threshold as ``0.0``; ``exact=True`` prints every
+  threshold so that the text selects the leaf's rows for every input (the
+  ``repr``).  ``precision=`` rounds for display instead (not exact).
 * LightGBM reads every input with ``|x| <= 1.0000000180025095e-35`` (its
   kZeroThreshold, float32(1e-35): :data:`LIGHTGBM_ZERO_THRESHOLD`) as
   exactly 0 before comparing; in a LightGBM rule "zero" means such a value.  :func:`parse_rule`,
   :func:`evaluate_parsed` and :func:`library_reading` implement these
-  readings; ``Condition.to_text`` prints one condition with the same code.  Pass
-  ``precision=`` to round for display instead.
+  readings; ``Condition.to_text`` prints one condition with the same code.
 * Missing values: with ``show_missing=True`` a condition that a missing value
   satisfies ends in ``(or missing)``; a condition without the suffix is not
   satisfied by a missing value.  LightGBM's ``zero_as_missing`` splits always

@@ -56,7 +56,7 @@ def _linear_entries(est, names):
             for t in range(len(terms)) for k in range(slopes.shape[1]) if slopes[t, k] != 0]
 
 
-def rules_json(est, feature_names=None, X=None, **metadata):
+def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     """The rules of a fitted FIRE estimator as a JSON-ready dict.
 
     Parameters
@@ -68,6 +68,10 @@ def rules_json(est, feature_names=None, X=None, **metadata):
     X : array-like of shape (n_samples, n_features), optional
         Data to measure each rule's support on, and to read the ensemble's
         baseline from (see :func:`rules_report`).
+    exact : bool, default=False
+        Each rule's ``rule`` text exact for every input (see
+        :func:`format_conditions`); its ``conditions`` hold the exact
+        thresholds either way.
     **metadata
         Extra top-level entries (data file, options, ...).
 
@@ -108,7 +112,7 @@ def rules_json(est, feature_names=None, X=None, **metadata):
     if feature_names is None:
         feature_names = [f"x{i}" for i in range(int(ens.n_features_in_))]
     intercept, note = estimator_intercept(est, X)
-    rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False)
+    rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False, exact=exact)
     linear = {(k, int(t)): r for r, k, t in _linear_entries(est, feature_names)}
     found = linear_slopes(est)
     K = found[1].shape[1] if found is not None else 1
@@ -131,7 +135,8 @@ def rules_json(est, feature_names=None, X=None, **metadata):
         # prediction), so that "prediction" below holds for every model
         "intercept": json_value(np.ravel(intercept)[0]) if np.size(intercept) == 1
         else [json_value(v) for v in np.ravel(intercept)],
-        "intercept_note": note.strip(" ()"),
+        "intercept_note": note.strip(" ()") if isinstance(note, str)
+        else [n.strip(" ()") for n in note],
         "lambda": json_value(getattr(est, "lambda_", None)),
         "n_rules": len(rows) - n_linear,
         "n_linear_terms": n_linear,

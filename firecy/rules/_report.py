@@ -20,6 +20,13 @@ def estimator_intercept(est, X):
     (a boosting model's initial prediction, 0 for a random forest) is the same
     for every row except for a gradient boosting model with a custom ``init``
     estimator, which the report then mentions.
+
+    Returns
+    -------
+    total : float or ndarray of shape (n_outputs,)
+    note : str or tuple of str
+        What the report prints after the intercept: one text, or one per
+        output (class) of a multi-output model, each with its own numbers.
     """
     b = np.asarray(est.intercept_, dtype=np.float64)
     ens = est.ensemble_
@@ -40,7 +47,9 @@ def estimator_intercept(est, X):
     if not np.any(first):
         return b, ""
     total = b + (first if first.size > 1 else first[0])
-    return total, f" (FIRE intercept {_fmt(float(np.ravel(b)[0]), 4)} + ensemble baseline)"
+    own = np.broadcast_to(np.ravel(b), first.shape) if first.size > 1 else np.ravel(b)[:1]
+    notes = tuple(f" (FIRE intercept {_fmt(float(v), 4)} + ensemble baseline)" for v in own)
+    return total, notes if len(notes) > 1 else notes[0]
 
 
 def _fmt(v, digits):
@@ -49,12 +58,12 @@ def _fmt(v, digits):
 
 def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None,
                  sample_weight=None, *, show_missing="auto", precision=None, digits=4,
-                 max_rules=None, classes=None):
+                 max_rules=None, classes=None, exact=False, intercept_note=None):
     """A plain-text report of the kept rules.
 
     Parameters
     ----------
-    ensemble, coef, feature_names, X, sample_weight, show_missing, precision
+    ensemble, coef, feature_names, X, sample_weight, show_missing, precision, exact
         As in :func:`rules_table` (an estimator also supplies ``intercept``).
     intercept : float or array-like of shape (n_outputs,), optional
         The model's intercept (``intercept_`` of an estimator; 0 if omitted).
@@ -65,6 +74,10 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     classes : array-like, optional
         A classifier's class labels, to say which class the rules speak for
         (an estimator supplies its ``classes_``).
+    intercept_note : str or sequence of str, optional
+        Text printed after the intercept (one per output of a multi-output
+        model); an estimator's says how its intercept and the ensemble's
+        baseline add up (:func:`estimator_intercept`).
 
     Returns
     -------
@@ -94,7 +107,7 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     2. if age > 2.0 and dose <= 15.0 then +3.5   (tree 0, support 25.0%)
     2 rules from 1 tree..., 2 distinct antecedents (split nodes to read)
     """
-    baseline_note = ""
+    baseline_note = "" if intercept_note is None else intercept_note
     if classes is None and is_estimator(ensemble):
         classes = getattr(ensemble, "classes_", None)
     if is_estimator(ensemble) and intercept is None:
@@ -108,12 +121,12 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         feature_names = est_names
     if source is not None:
         rows = rules_table(source, None, feature_names, X, sample_weight,
-                           show_missing=show_missing, precision=precision, as_frame=False,
-                           support=support, classes=classes)
+                           show_missing=show_missing, precision=precision, exact=exact,
+                           as_frame=False, support=support, classes=classes)
     else:
         rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
-                           show_missing=show_missing, precision=precision, as_frame=False,
-                           support=support)
+                           show_missing=show_missing, precision=precision, exact=exact,
+                           as_frame=False, support=support)
     coef = check_coef(ensemble, coef)
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))
@@ -130,12 +143,16 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
                     else f"score of class {display_value(labels[k])} "
                          f"(probabilities: softmax of the scores)")
         if n_out > 1:
-            if not krows:
-                continue
+            # every class has a score, rules or not: its intercept is part
+            # of every row's probabilities
             lines.append(f"class {k}:" if labels is None
                          else f"class {display_value(labels[k])}:")
         b = intercepts[k] if intercepts.size > k else intercepts[0]
-        lines.append(f"intercept: {_fmt(b, digits)}{baseline_note}")
+        note = baseline_note if isinstance(baseline_note, str) else baseline_note[k]
+        lines.append(f"intercept: {_fmt(b, digits)}{note}")
+        if not krows and n_out > 1:
+            lines.append(f"{name} = intercept (no rule speaks for this class)")
+            continue
         lines.append(f"{name} = intercept + the contributions of the rules a row satisfies"
                      + (" + the linear terms" if has_linear else ""))
         shown = krows if max_rules is None else krows[:max_rules]

@@ -49,7 +49,7 @@ def class_labels(ensemble, classes):
 
 def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=None, *,
                 classes=None, show_missing="auto", precision=None, as_frame=None,
-                support=None):
+                support=None, exact=False):
     """The kept rules (nonzero weights) as a table, largest contribution first.
 
     Parameters
@@ -80,7 +80,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         (none without ``X``).
     precision : int, optional
         Round thresholds in the text to this many significant digits
-        (default: exact).
+        (display only).
     as_frame : bool, optional
         Return a pandas DataFrame (the default when pandas is importable) or
         a list of dicts with the same keys (``as_frame=False``, or without
@@ -88,6 +88,9 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     support : array-like of shape (n_rules,), optional
         Each design column's support, already measured (a fitted estimator's
         ``rules_`` passes its training rows' support); exclusive with ``X``.
+    exact : bool, default=False
+        Rule texts exact for every input (see :func:`format_conditions`);
+        the default is exact for inputs of at most 15 significant digits.
 
     Returns
     -------
@@ -182,7 +185,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         contribution = float(coef[j] * leaf_values[j])
         row = {
             "rule": format_conditions(simplified, names, show_missing=show,
-                                      precision=precision, simplify=False),
+                                      precision=precision, simplify=False, exact=exact),
             "weight": float(coef[j]),
             "support": s_j,
             "importance": abs(contribution) * math.sqrt(max(s_j * (1.0 - s_j), 0.0))

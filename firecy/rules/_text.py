@@ -14,7 +14,8 @@ from firecy.ensembles._condition_text import ALL_ROWS, format_conditions
 __all__ = ["ALL_ROWS", "format_conditions", "rule_text"]
 
 
-def rule_text(ensemble, j, feature_names=None, *, show_missing=False, precision=None):
+def rule_text(ensemble, j, feature_names=None, *, show_missing=False, precision=None,
+              exact=False):
     """The text of rule (leaf column) ``j`` of ``ensemble``.
 
     Parameters
@@ -27,7 +28,14 @@ def rule_text(ensemble, j, feature_names=None, *, show_missing=False, precision=
     show_missing : bool or collection of int, default=False
         Missing-value suffixes, as in :func:`format_conditions`.
     precision : int, optional
-        Round thresholds to this many significant digits (default: exact).
+        Round thresholds to this many significant digits (display only).
+    exact : bool, default=False
+        Print every threshold exactly, so that the text read back
+        (:func:`parse_rule`, :func:`evaluate_parsed` with
+        :func:`library_reading`) selects the rule's rows for every input.
+        The default text is exact for inputs written with at most 15
+        significant digits (any float32 input, any CSV not written with
+        ``repr``); see :func:`format_conditions`.
 
     Returns
     -------
@@ -51,4 +59,4 @@ def rule_text(ensemble, j, feature_names=None, *, show_missing=False, precision=
      'age > 2.0 and dose <= 15.0', 'age > 2.0 and dose > 15.0']
     """
     return ensemble.rule_text(j, feature_names, show_missing=show_missing,
-                              precision=precision)
+                              precision=precision, exact=exact)
