@@ -12,6 +12,8 @@ has the tree layout; ``--layout mixed|general`` needs this branch.
 Workloads:
 
 * ``l1:LAM``: one L1 solve (tol 1e-8), y standardised;
+* ``greedy:LAM``: the same with ``strategy="greedy"`` (tol 1e-5): the
+  engine's incremental gradient, a row kernel per changed row;
 * ``mcp:FRAC``: MCP(lam, 3) at FRAC of lambda_max (tol 1e-8);
 * ``logistic:FRAC``: logistic + L1 at FRAC of lambda_max, the classifier design;
 * ``path``: the L1 path, 20 points down to 1e-2 lambda_max (tol 1e-6).
@@ -80,6 +82,10 @@ def main():
             t0 = time.process_time()
             if kind == "l1":
                 res = solve(design, y, L1(float(arg)), tol=1e-8, max_iter=10**7)
+                out = res.objective, res.n_rules
+            elif kind == "greedy":
+                res = solve(design, y, L1(float(arg)), tol=1e-5, strategy="greedy",
+                            max_iter=10**7)
                 out = res.objective, res.n_rules
             elif kind == "mcp":
                 lam = float(arg) * lambda_max(design, y, MCP(1.0, 3.0))

@@ -423,6 +423,10 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t q, i, t, p, k
         cdef double dz
         cdef Py_ssize_t n_shifted, g, r
+        # the layout's parts, resolved once per call: the row's leaves in
+        # the tree blocks (through the table), then its entries in the
+        # general blocks (through the CSR copy)
+        cdef bint tree_part = self.T_tree > 0, general_part = not self.is_tree
         if self.row_group > 1:
             # widen to whole groups (the new rows shift by 0, but their
             # derivatives change with their group's)
@@ -437,37 +441,17 @@ cdef class GreedyBlockCD:
         if self.n_touched:
             self.synced = False
             self.datafit.shift_rows(&self.st, &self.touched[0], &self.dr[0], self.n_touched)
-        if self.is_tree:
-            for q in range(self.n_touched):
-                i = self.touched[q]
-                dz = self.dr[i]
-                self.dr[i] = 0.0
-                self.touched_mark[i] = 0
-                if dz != 0.0:
-                    for t in range(self.T):
-                        k = self.leaf_table[i, t]
-                        self.gt[k] += self.leaf_values_p[k] * dz
-        elif self.T_tree == 0:
-            for q in range(self.n_touched):
-                i = self.touched[q]
-                dz = self.dr[i]
-                self.dr[i] = 0.0
-                self.touched_mark[i] = 0
-                if dz != 0.0:
-                    for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
-                        self.gt[self.row_cols[p]] += self.row_vals[p] * dz
-        else:
-            # mixed: the row's leaves in the tree blocks, then its entries
-            # in the general blocks
-            for q in range(self.n_touched):
-                i = self.touched[q]
-                dz = self.dr[i]
-                self.dr[i] = 0.0
-                self.touched_mark[i] = 0
-                if dz != 0.0:
+        for q in range(self.n_touched):
+            i = self.touched[q]
+            dz = self.dr[i]
+            self.dr[i] = 0.0
+            self.touched_mark[i] = 0
+            if dz != 0.0:
+                if tree_part:
                     for t in range(self.T_tree):
                         k = self.leaf_table[i, t]
                         self.gt[k] += self.leaf_values_p[k] * dz
+                if general_part:
                     for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
                         self.gt[self.row_cols[p]] += self.row_vals[p] * dz
         self.n_touched = 0
