@@ -17,7 +17,8 @@ rows:
   (L2, C=1: scikit-learn's default; features standardised) on the raw
   features (missing values: the training mean);
 * ``rulefit``: imodels ``RuleFitRegressor()`` / ``RuleFitClassifier()`` at
-  their defaults (rules and linear terms, no budget).
+  their defaults (rules and linear terms, no budget; missing values: the
+  training mean, as for ``ols``).
 
 FIRE's fits use ``n_jobs=1``. Reported per (dataset, method): the median
 over seeds of the test error pooled over the folds (regression: MSE /
@@ -96,6 +97,12 @@ def _rulefit(task, seed):
     return cls(random_state=seed)
 
 
+def _impute(Xtr, Xte):
+    """Missing values (RuleFit refuses them) as the training means, arrays."""
+    means = Xtr.mean()
+    return Xtr.fillna(means).to_numpy(), Xte.fillna(means).to_numpy()
+
+
 def _n_terms(method, model):
     if method in ("fire_lin", "fire", "l1_lin"):
         return int(model.n_terms_)
@@ -133,12 +140,12 @@ def run_fold(name, X, y, task, seed, fold, train, test, methods, max_terms=14):
             elif method == "ols":
                 model = _linear(task).fit(Xtr, ytr)
             elif method == "rulefit":
-                model = _rulefit(task, seed).fit(Xtr.to_numpy(), ytr,
-                                                 feature_names=list(Xtr.columns))
+                Xtr_r, Xte_r = _impute(Xtr, Xte)
+                model = _rulefit(task, seed).fit(Xtr_r, ytr, feature_names=list(Xtr.columns))
             else:
                 raise SystemExit(f"unknown method {method!r}")
             cpu = time.process_time() - t0
-            Xp = Xte.to_numpy() if method == "rulefit" else Xte
+            Xp = Xte_r if method == "rulefit" else Xte
             if task == "classification":
                 proba = np.clip(model.predict_proba(Xp)[:, 1], 1e-15, 1 - 1e-15)
                 err = log_loss(yte, proba, labels=[0, 1]) * len(test)
@@ -239,6 +246,8 @@ def main(argv=None):
     parser.add_argument("--linear-penalty", default=None,
                         help="firecy.estimators._linear_terms.LINEAR_PENALTY for this run: "
                              "same, l1, or an MCP gamma for the linear terms")
+    parser.add_argument("--typical", choices=["median", "rms"], default=None,
+                        help="firecy.estimators._linear_terms.TYPICAL for this run")
     parser.add_argument("--csv")
     parser.add_argument("--from-csv", nargs="*")
     parser.add_argument("--out")
@@ -250,6 +259,8 @@ def main(argv=None):
 
         if args.scale is not None:
             _linear_terms.SCALE = args.scale
+        if args.typical is not None:
+            _linear_terms.TYPICAL = args.typical
         if args.linear_penalty is not None:
             _linear_terms.LINEAR_PENALTY = args.linear_penalty
         rows = []

@@ -6,9 +6,9 @@ Every numeric feature ``x`` of positive variation becomes the term
 ``clip(x, q_lo, q_hi)`` (the training quantiles :data:`QUANTILES`, sample
 weights counted), centred at its training mean (a missing value takes the
 mean, so it adds 0), in a design column scaled so that its standard
-deviation is :data:`SCALE` times that of a typical rule column (the median
-over the rules of ``|v_j| sqrt(p_j (1 - p_j))``, ``v_j`` the rule's value,
-``p_j`` its training support): RuleFit's ``0.4 / sd`` for indicator rules
+deviation is :data:`SCALE` times that of a typical rule column (the root
+mean square over the rules of ``|v_j| sqrt(p_j (1 - p_j))``, ``v_j`` the
+rule's value, ``p_j`` its training support): RuleFit's ``0.4 / sd`` for indicator rules
 of support 0.2 is ``SCALE = 1``.  Each term is a block of one column per
 output, after the rule blocks, under the rules' sparsity penalty (L1; MCP
 with the rules' ``gamma``) through :class:`~firecy.penalties.BlockwisePenalty`.
@@ -51,14 +51,23 @@ def _offered_features(data, n_features):
             if str(getattr(X.dtypes.iloc[f], "name", "")) != "category"]
 
 
+#: How a typical rule column's spread is taken: "median" or "rms" of the
+#: rules' ``|v_j| sqrt(p_j (1 - p_j))`` (benchmarks/linear_terms/RESULTS.md).
+TYPICAL = "rms"
+
+
 def _typical_rule_sd(leaf_table, leaf_values, sample_weight):
-    """The median over the rule columns (of training support in (0, 1)) of
+    """The typical spread of a rule column: over the rule columns of
+    training support in (0, 1), the root mean square (:data:`TYPICAL`) of
     ``|v_j| sqrt(p_j (1 - p_j))``."""
     p = column_support(leaf_table, len(leaf_values), sample_weight)
     inside = (p > 0) & (p < 1)
     if not np.any(inside):
         return 0.4
-    return float(np.median(np.abs(leaf_values[inside]) * np.sqrt(p[inside] * (1 - p[inside]))))
+    sd = np.abs(leaf_values[inside]) * np.sqrt(p[inside] * (1 - p[inside]))
+    if TYPICAL == "median":
+        return float(np.median(sd))
+    return float(np.sqrt(np.mean(sd ** 2)))
 
 
 def offer_linear_terms(data, names, leaf_table, leaf_values):

@@ -417,16 +417,23 @@ cdef class GreedyBlockCD:
                     self.touched[self.n_touched] = <int> i
                     self.n_touched += 1
 
+    cdef inline void tree_row_gradient(self, Py_ssize_t i, double dz) noexcept nogil:
+        """gt += M[i, :] * dz over the tree blocks: one leaf per tree."""
+        cdef Py_ssize_t t, k
+        for t in range(self.T_tree):
+            k = self.leaf_table[i, t]
+            self.gt[k] += self.leaf_values_p[k] * dz
+
     cdef int flush_rows(self) except -1 nogil:
         """Apply dr to the datafit's state on the touched rows and correct the
-        full gradient gt by the changes it reports (row kernel per layout)."""
-        cdef Py_ssize_t q, i, t, p, k
+        full gradient gt by the changes it reports (row kernel per layout,
+        resolved once per call: a row's leaves in the tree blocks, through
+        the table, then its entries in the general blocks, through the CSR
+        copy)."""
+        cdef Py_ssize_t q, i, p
         cdef double dz
         cdef Py_ssize_t n_shifted, g, r
-        # the layout's parts, resolved once per call: the row's leaves in
-        # the tree blocks (through the table), then its entries in the
-        # general blocks (through the CSR copy)
-        cdef bint tree_part = self.T_tree > 0, general_part = not self.is_tree
+        cdef bint tree_part = self.T_tree > 0
         if self.row_group > 1:
             # widen to whole groups (the new rows shift by 0, but their
             # derivatives change with their group's)
@@ -441,6 +448,17 @@ cdef class GreedyBlockCD:
         if self.n_touched:
             self.synced = False
             self.datafit.shift_rows(&self.st, &self.touched[0], &self.dr[0], self.n_touched)
+        if self.is_tree:
+            # the tree layout's own loop (the common case, kept unswitched)
+            for q in range(self.n_touched):
+                i = self.touched[q]
+                dz = self.dr[i]
+                self.dr[i] = 0.0
+                self.touched_mark[i] = 0
+                if dz != 0.0:
+                    self.tree_row_gradient(i, dz)
+            self.n_touched = 0
+            return 0
         for q in range(self.n_touched):
             i = self.touched[q]
             dz = self.dr[i]
@@ -448,12 +466,9 @@ cdef class GreedyBlockCD:
             self.touched_mark[i] = 0
             if dz != 0.0:
                 if tree_part:
-                    for t in range(self.T_tree):
-                        k = self.leaf_table[i, t]
-                        self.gt[k] += self.leaf_values_p[k] * dz
-                if general_part:
-                    for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
-                        self.gt[self.row_cols[p]] += self.row_vals[p] * dz
+                    self.tree_row_gradient(i, dz)
+                for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
+                    self.gt[self.row_cols[p]] += self.row_vals[p] * dz
         self.n_touched = 0
         return 0
 
