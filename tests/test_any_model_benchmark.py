@@ -1,4 +1,4 @@
-"""benchmarks/any_model.py (issue 22): the optional scikit-learn boosters
+"""benchmarks/any_model/any_model.py (issue 22): the optional scikit-learn boosters
 ``gb`` and ``hgb`` are library defaults, fitted only when named, and the
 default model list (so every older command) is unchanged."""
 import importlib.util
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn import ensemble
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "any_model.py"
+_PATH = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "any_model"
+         / "any_model.py")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""benchmarks/any_model_pooled.py and any_model_cvpick.py (issue 22, session
+"""benchmarks/archive/any_model_pooled.py and any_model_cvpick.py (issue 22, session
 35): the pooled intervals are scipy's t intervals of the mean log ratio, a
 fit given twice is refused, and the inner-CV pick takes the fit of lower
 ``cv_error`` (the default on a tie) and charges both fits' CPU."""
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-_DIR = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+_DIR = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "archive"
 
 
 def _load(name):

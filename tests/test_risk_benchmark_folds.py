@@ -1,4 +1,4 @@
-"""The repeated folds of benchmarks/risk_cards.py (issue 27): repeat 0 is the
+"""The repeated folds of benchmarks/risk_cards/risk_cards.py (issue 27): repeat 0 is the
 earlier single split, the repeats are distinct shuffles, every repeat is a
 stratified partition of the rows."""
 import importlib.util
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "risk_cards.py"
+_PATH = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "risk_cards"
+         / "risk_cards.py")
 
 
 @pytest.fixture(scope="module")

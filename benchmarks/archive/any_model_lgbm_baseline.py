@@ -8,7 +8,7 @@ the model's own error over the reference's, FIRE's error ratio (old, new),
 rules (old, new) and CPU time (``time.process_time``) over the reference fit's
 (old, new).  The reference: FIRE on the 500-tree depth-3 forest, every leaf.
 
-    python benchmarks/any_model_lgbm_baseline.py SEEDS [DATASETS] [--depths D,...]
+    python benchmarks/archive/any_model_lgbm_baseline.py SEEDS [DATASETS] [--depths D,...]
 
 e.g. ``0,1`` or ``2 diabetes,boston,housing --depths auto``.
 """
@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+# archived beside its raw rows; the maintained benchmark it reads is in ../any_model
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "any_model"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from any_model import DATASETS, load, models  # noqa: E402
 

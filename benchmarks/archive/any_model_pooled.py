@@ -1,8 +1,8 @@
 """Issue 22: the defaults' error ratio per (data set, model), pooled over every
 seed measured, with its uncertainty.
 
-Each argument is ``FILE=MODELS``: the rows of ``FILE`` (a ``benchmarks/
-any_model.py`` CSV) for the comma-separated ``MODELS``, whose ratio is taken
+Each argument is ``FILE=MODELS``: the rows of ``FILE`` (a
+``benchmarks/any_model/any_model.py --csv`` file) for the comma-separated ``MODELS``, whose ratio is taken
 to the same file's reference ``rf3x500`` of the same data set and seed.  A
 (data set, seed, model) given twice is an error: say which file holds the
 default for which model.  Per cell: seeds, the geometric-mean ratio, the
@@ -10,11 +10,13 @@ standard error of the mean log ratio, the two-sided 95% interval of the
 geometric mean (t quantiles), and whether that interval lies above 1.10
 (a miss the data resolve), below it (a pass they resolve) or straddles it.
 
-    python benchmarks/any_model_pooled.py \\
-        any_model_runs.csv=rf,rf3x500b any_model_runs_new4.csv=rf,rf3x500b \\
-        any_model_unit_runs.csv=xgb,lgbm any_model_gbhgb_auto_runs.csv=gb,hgb \\
-        any_model_d234_default_runs.csv=xgb,lgbm,gb,hgb \\
-        any_model_cvpick_default_runs.csv=xgb,lgbm,gb,hgb
+    python benchmarks/archive/any_model_pooled.py \\
+        benchmarks/archive/any_model_runs.csv=rf,rf3x500b \\
+        benchmarks/archive/any_model_runs_new4.csv=rf,rf3x500b \\
+        benchmarks/archive/any_model_unit_runs.csv=xgb,lgbm \\
+        benchmarks/archive/any_model_gbhgb_auto_runs.csv=gb,hgb \\
+        benchmarks/archive/any_model_d234_default_runs.csv=xgb,lgbm,gb,hgb \\
+        benchmarks/archive/any_model_cvpick_default_runs.csv=xgb,lgbm,gb,hgb
 """
 import argparse
 import os
@@ -24,6 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+# archived beside its raw rows; the maintained benchmark it reads is in ../any_model
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "any_model"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from any_model import MISS, REFERENCE  # noqa: E402
 

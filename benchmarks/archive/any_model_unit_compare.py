@@ -1,6 +1,6 @@
 """Issue 22: the boosted models before and after ``rule_values="auto"`` (unit values).
 
-Reads the saved rows of ``benchmarks/any_model.py`` (before: the default
+Reads the saved rows of ``benchmarks/any_model/any_model.py`` (before: the default
 ``rule_values="leaf"``; after: a rerun with ``--rule-values auto --models
 rf3x500,xgb,lgbm``) and writes, per (dataset, model): the geometric-mean
 error ratio to FIRE on ``rf3x500`` of the same split, before and after, the
@@ -15,8 +15,8 @@ another: the resolution of a geo-mean over those seeds), and the paired
 change over the same splits, ``mean(log(after / before))``, is more than
 two of its standard errors above 0.
 
-    python benchmarks/any_model_unit_compare.py --before benchmarks/any_model_runs.csv \
-        benchmarks/any_model_runs_new4.csv --after benchmarks/any_model_unit_runs.csv \
+    python benchmarks/archive/any_model_unit_compare.py --before benchmarks/archive/any_model_runs.csv \
+        benchmarks/archive/any_model_runs_new4.csv --after benchmarks/archive/any_model_unit_runs.csv \
         [--seed-list 0,...,9] [--out FILE]
 
 Session 34: ``--models gb,hgb`` compares other boosted models (default
@@ -24,10 +24,10 @@ Session 34: ``--models gb,hgb`` compares other boosted models (default
 saved runs (their own references give the ratios) when the ``--before`` rows
 have none, restricted to the seeds compared:
 
-    python benchmarks/any_model_unit_compare.py --models gb,hgb \
-        --before benchmarks/any_model_gbhgb_leaf_runs.csv \
-        --after benchmarks/any_model_gbhgb_auto_runs.csv \
-        --noise-floor benchmarks/any_model_runs.csv benchmarks/any_model_runs_new4.csv
+    python benchmarks/archive/any_model_unit_compare.py --models gb,hgb \
+        --before benchmarks/archive/any_model_gbhgb_leaf_runs.csv \
+        --after benchmarks/archive/any_model_gbhgb_auto_runs.csv \
+        --noise-floor benchmarks/archive/any_model_runs.csv benchmarks/archive/any_model_runs_new4.csv
 """
 import argparse
 import os
@@ -36,6 +36,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+# archived beside its raw rows; the maintained benchmark it reads is in ../any_model
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "any_model"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from any_model import MISS, NOISE_FLOOR, REFERENCE, with_ratios  # noqa: E402
 

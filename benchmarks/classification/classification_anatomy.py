@@ -16,8 +16,8 @@ script, not with the plain fit times of ``classification_speed.py``.
 
 Usage::
 
-    python benchmarks/classification_anatomy.py iris rf
-    python benchmarks/classification_anatomy.py wine lgbm --only k --pickle wine_lgbm.pkl
+    python benchmarks/classification/classification_anatomy.py iris rf
+    python benchmarks/classification/classification_anatomy.py wine lgbm --only k --pickle wine_lgbm.pkl
 """
 import argparse
 import os

@@ -43,10 +43,10 @@ selects the multinomial solver; ``current`` is the code as it is.
 
 Usage::
 
-    python benchmarks/classification_speed.py                 # everything (~30 min)
-    python benchmarks/classification_speed.py --quick         # < 1 min of CPU
-    python benchmarks/classification_speed.py --data iris wine --models gb lgbm
-    python benchmarks/classification_speed.py --method cycles,current
+    python benchmarks/classification/classification_speed.py                 # everything (~30 min)
+    python benchmarks/classification/classification_speed.py --quick         # < 1 min of CPU
+    python benchmarks/classification/classification_speed.py --data iris wine --models gb lgbm
+    python benchmarks/classification/classification_speed.py --method cycles,current
 """
 import argparse
 import contextlib

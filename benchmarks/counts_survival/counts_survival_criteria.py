@@ -25,10 +25,10 @@ Criteria (inner 5-fold CV on the training rows, points within the budget):
               training rows minus that on the fold's own training rows;
 * ``vvh_1se`` the fewest rules within one standard error of ``vvh``'s best.
 
-    python benchmarks/counts_survival_criteria.py --seeds 0 --save grid0.pkl
-    python benchmarks/counts_survival_criteria.py --seeds 0 --refine --save refined0.pkl
-    python benchmarks/counts_survival_criteria.py --load grid0.pkl,grid1.pkl
-    python benchmarks/counts_survival_criteria.py --load grid0.pkl --compare refined0.pkl
+    python benchmarks/counts_survival/counts_survival_criteria.py --seeds 0 --save grid0.pkl
+    python benchmarks/counts_survival/counts_survival_criteria.py --seeds 0 --refine --save refined0.pkl
+    python benchmarks/counts_survival/counts_survival_criteria.py --load grid0.pkl,grid1.pkl
+    python benchmarks/counts_survival/counts_survival_criteria.py --load grid0.pkl --compare refined0.pkl
 """
 import argparse
 import os
@@ -62,8 +62,8 @@ class _Recording(FIRESurvivalRegressor):
         _CAPTURED.append((y.copy(), pred.copy()))
         return cox_validation_loss(y, pred, sample_weight)
 
-    def _path_fitter(self):
-        return _RecordingPaths()
+    def _path_fitter(self, ensemble):
+        return _RecordingPaths(self.ties)
 
 
 class _RecordingPaths(CoxPaths):

@@ -2,8 +2,9 @@
 the tied events, the rules and test scores of FIRE (defaults) with each,
 and the fit CPU (alternated, twice each, one thread).
 
-    python benchmarks/counts_survival_efron.py mgus2
+    python benchmarks/counts_survival/counts_survival_efron.py mgus2
 """
+import argparse
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ from firecy.datafits._cox_loss import cox_deviance  # noqa: E402
 
 def main(name):
     warnings.simplefilter("ignore")
-    X, e, t = next((X, e, t) for n, X, e, t in cs.survival_sets() if n == name)
+    X, e, t = cs.survival_set(name)
     y = np.array(list(zip(e, t)), dtype=[("event", bool), ("time", float)])
     _, counts = np.unique(t[e], return_counts=True)
     print(name, "events", int(e.sum()), "distinct event times", len(counts),
@@ -44,4 +45,6 @@ def main(name):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dataset", help="a survival set of counts_survival.py, e.g. mgus2")
+    main(ap.parse_args().dataset)

@@ -17,12 +17,13 @@ is better). Printed per outer fold: the mean held-out loss of each, the
 FIRE - L1 differences, and FIRE - L1 on the outer test rows (budget fits on
 the outer model).
 
-    python benchmarks/counts_survival_honest.py gbsg,pbc 3
-    python benchmarks/counts_survival_honest.py gbsg 3 3,10   # + FIRE, gamma 3 and 10
+    python benchmarks/counts_survival/counts_survival_honest.py gbsg,pbc 3
+    python benchmarks/counts_survival/counts_survival_honest.py gbsg 3 3,10   # + FIRE, gamma 3 and 10
 
 With gammas, each is another FIRE (``gamma=g``, fusion 0.5) and a second
 table row per fold gives the mean honest held-out loss of every method.
 """
+import argparse
 import os
 import sys
 import warnings
@@ -87,5 +88,15 @@ def main(names, n_outer, gammas=()):
 
 
 if __name__ == "__main__":
-    main(set(sys.argv[1].split(",")), int(sys.argv[2]) if len(sys.argv) > 2 else 5,
-         [float(g) for g in sys.argv[3].split(",")] if len(sys.argv) > 3 else ())
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("datasets", help="comma-separated survival sets of counts_survival.py")
+    ap.add_argument("outer_folds", nargs="?", type=int, default=5,
+                    help="how many of the 5 outer folds to run (default all)")
+    ap.add_argument("gammas", nargs="?", default="",
+                    help="comma-separated MCP gammas: each one more FIRE (fusion 0.5)")
+    a = ap.parse_args()
+    names = a.datasets.split(",")
+    for name in names:
+        if name not in cs.SURVIVAL_SETS:
+            ap.error(f"unknown survival set {name!r}; known: {', '.join(cs.SURVIVAL_SETS)}")
+    main(set(names), a.outer_folds, [float(g) for g in a.gammas.split(",") if g])

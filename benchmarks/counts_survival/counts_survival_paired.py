@@ -15,8 +15,8 @@ in every inner fold: ``honest_fit``). Recorded per fit: the test metric
 lower better; counts: mean Poisson deviance, lower better), the rules, the
 distinct test predictions, the trees used, the fit CPU.
 
-    python benchmarks/counts_survival_paired.py --seeds 0,1 --save p.pkl
-    python benchmarks/counts_survival_paired.py --model forest --seeds 0 --save f.pkl
+    python benchmarks/counts_survival/counts_survival_paired.py --seeds 0,1 --save p.pkl
+    python benchmarks/counts_survival/counts_survival_paired.py --model forest --seeds 0 --save f.pkl
 
 ``--model forest`` uses the estimators' own default source (what
 ``FIRESurvivalRegressor()`` / ``FIREPoissonRegressor()`` fit with no model
@@ -24,7 +24,7 @@ given), fitted once per outer fold through the estimator's code path
 (``default_source``) and shared by FIRE and L1; ``--check-default`` asserts
 the equality with ``estimator=None``. The estimators run with ``n_jobs``
 (``--n-jobs``, default 1).
-    python benchmarks/counts_survival_paired.py --load p.pkl [--method V --against L1]
+    python benchmarks/counts_survival/counts_survival_paired.py --load p.pkl [--method V --against L1]
 """
 import argparse
 import json

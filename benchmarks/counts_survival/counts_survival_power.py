@@ -4,8 +4,8 @@ error, the smallest true difference the folds could detect at two standard
 errors, and whether the count "FIRE ahead on k of m sets" differs from what
 a zero true difference (a fair coin per set) gives.
 
-    python benchmarks/counts_survival_power.py --load base0.pkl,base1.pkl
-    python benchmarks/counts_survival_power.py --load f0.pkl,f1.pkl --method FIRE --against L1
+    python benchmarks/counts_survival/counts_survival_power.py --load base0.pkl,base1.pkl
+    python benchmarks/counts_survival/counts_survival_power.py --load f0.pkl,f1.pkl --method FIRE --against L1
 
 Per set (``d``: the paired difference per outer fold, + = ``method`` better;
 survival: test Harrell C, and test Cox partial likelihood with the sign

@@ -13,6 +13,6 @@ baselines  L1 at the budget, best subset (abess), SIRUS, the full forest
 study      the study driver (python -m benchmarks.quality.study)
 report     markdown tables
 
-RESULTS.md holds the measured tables and the recommendation; study_results.md
-the study's full output.
+RESULTS.md holds the measured tables, the recommendation and (its appendix) the
+study's full output.
 """

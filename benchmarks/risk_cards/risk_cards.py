@@ -46,8 +46,8 @@ paired table then also gives Nadeau and Bengio's corrected standard error
 (the folds' training sets overlap).  ``--compare forest=mix``: the card from
 a :class:`MixedForest` (100 extra trees and 100 best-split trees), same run.
 
-    python benchmarks/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
-    python benchmarks/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
+    python benchmarks/risk_cards/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
+    python benchmarks/risk_cards/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
 
 Without a FasterRisk interpreter the FasterRisk columns are left out (and
 L1 logistic regression on the same threshold indicators takes its place).
@@ -156,10 +156,10 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     """The card's rule model.  ``tol=1e-4`` (FIRE's default 1e-6): the
     solver's relative tolerance; the points are integers, and on the
     benchmark's folds the looser tolerance selects the same rules on 32 of
-    35 folds in a third less CPU time on Default (risk_cards_RESULTS.md).
+    35 folds in a third less CPU time on Default (benchmarks/risk_cards/RESULTS.md).
     ``selection="budget"`` (FIRE's default: 5-fold CV): the path point with
     the most rules within ``max_rules``, as a risk score's size is the
-    user's; no fold paths (risk_cards_RESULTS.md, issue 27).
+    user's; no fold paths (benchmarks/risk_cards/RESULTS.md, issue 27).
     ``fire_params``: other FIREClassifier parameters (``--compare``);
     ``forest="mix"`` (not a FIRE parameter): the candidates of a
     :class:`MixedForest`, half extra trees, half best-split trees."""

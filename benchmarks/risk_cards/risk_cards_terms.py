@@ -7,7 +7,7 @@ model (the forest that gives the candidate terms, and the rule depths; FIRE at
 (``max_loss_decrease``: None, 0.02, 0), scored on the test fold.  One JSON line
 per fold and model on stdout, all of them in ``out.json``::
 
-    python benchmarks/risk_cards_terms.py pima,affairs et200d2_12,rf200d2_12 out.json [REPEATS]
+    python benchmarks/risk_cards/risk_cards_terms.py pima,affairs et200d2_12,rf200d2_12 out.json [REPEATS]
 
 Models: ``et``/``rf``/``gb`` (extra trees, random forest, gradient boosting),
 the number of trees, ``d`` the depth, then the rule depths (``_12``: single
@@ -16,8 +16,9 @@ conditions and pairs, ``_1``: single conditions); ``mf1``: ``max_features=1``;
 ``qet``: extra trees on each feature's quantile transform of the training rows
 (thresholds uniform over the rows, as FasterRisk's quantile binarisation; its
 rules read in quantiles: it only measures the candidates).  Results:
-risk_cards_RESULTS.md.
+benchmarks/risk_cards/RESULTS.md.
 """
+import argparse
 import json
 import os
 import sys
@@ -118,5 +119,11 @@ def main(names, models, out, repeats=1):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3],
-         int(sys.argv[4]) if len(sys.argv) > 4 else 1)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("datasets", help="comma-separated datasets of risk_cards.py")
+    ap.add_argument("models", help="comma-separated rule models, e.g. et200d2_12 (below)")
+    ap.add_argument("out", help="JSON file of every fold's rows")
+    ap.add_argument("repeats", nargs="?", type=int, default=1,
+                    help="repeated 5-fold CV, as risk_cards.py --repeats (default 1)")
+    a = ap.parse_args()
+    main(a.datasets.split(","), a.models.split(","), a.out, a.repeats)

@@ -1,11 +1,11 @@
 """FIRE on rows in a Dask cluster: time, memory and test error from 1 to 20
 million rows, and the learning curve of the sampled selection.
 
-    nice python benchmarks/dask_scale.py model             # the ensemble (once)
-    nice python benchmarks/dask_scale.py scale --sizes 1,2,5,10,20 [--sample 50000] [--cheap]
-    nice python benchmarks/dask_scale.py reference         # in-memory fit, 1M rows
-    nice python benchmarks/dask_scale.py curve             # test error vs sample size
-    nice python benchmarks/dask_scale.py profile --n 1     # CPU of each all-rows pass
+    nice python benchmarks/scale/dask_scale.py model             # the ensemble (once)
+    nice python benchmarks/scale/dask_scale.py scale --sizes 1,2,5,10,20 [--sample 50000] [--cheap]
+    nice python benchmarks/scale/dask_scale.py reference         # in-memory fit, 1M rows
+    nice python benchmarks/scale/dask_scale.py curve             # test error vs sample size
+    nice python benchmarks/scale/dask_scale.py profile --n 1     # CPU of each all-rows pass
 
 Data: friedman1 (10 features, noise sd 1), generated block by block from a
 seed inside the Dask graph (``lazy_friedman``): no process ever holds all

@@ -25,33 +25,24 @@ A solver with a larger gap stopped earlier (did less work).
 The MCP + fusion path: ``MCPFusion(1.0, gamma=1.1, fusion_ratio=0.5)``, same
 grid length and depth, tol 1e-6 (its time is the whole path).
 
-    python benchmarks/table1.py [--full] [--sklearn-tol 1e-4] [--cells 11000x7]
+    python benchmarks/scale/table1.py [--full] [--sklearn-tol 1e-4] [--cells 11000x7]
 """
 import argparse
+import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
 from firecy.penalties import L1, MCPFusion
-from firecy.solver import BlockDesign, fire_path
+from firecy.solver import fire_path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _datasets import friedman_forest_design  # noqa: E402
 
 DIAGONAL = [(1300, 3), (4300, 5), (11000, 7)]
 FULL = [(n, d) for n in (1300, 4300, 11000) for d in (3, 5, 7)]
-
-
-def cell_design(n_samples, max_depth, n_trees=250, seed=0):
-    from sklearn.datasets import make_friedman1
-    from sklearn.ensemble import RandomForestRegressor
-
-    from firecy.ensembles import rule_ensemble_from_model
-
-    X, y = make_friedman1(n_samples=n_samples, noise=1.0, random_state=seed)
-    rf = RandomForestRegressor(n_estimators=n_trees, max_depth=max_depth, random_state=seed,
-                               n_jobs=-1).fit(X, y)
-    ens = rule_ensemble_from_model(rf)
-    design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
-    return design, y
 
 
 def objectives(M, y, lambdas, coefs, intercepts):
@@ -77,7 +68,7 @@ def sklearn_path(M, y, lambdas, tol, max_iter):
 
 def run_cell(n, d, args):
     t0 = time.perf_counter()
-    design, y = cell_design(n, d)
+    design, y = friedman_forest_design(n, 250, d)
     t_design = time.perf_counter() - t0
     M = design.tocsc()
     print(f"\n== {n} rows x depth {d}: {design.n_columns} rules, nnz {M.nnz}, "

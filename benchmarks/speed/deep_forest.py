@@ -19,15 +19,15 @@ friedman1 rows, about 1.7 million rules. Stages:
   tasks' summed thread CPU over the fold stage's wall span: above 1 only if
   two folds computed at once, i.e. the solves release the GIL.
 
-Results, before/after and the commands: ``benchmarks/deep_forest_RESULTS.md``.
+Results, before/after and the commands: ``benchmarks/speed/RESULTS.md``.
 
 Each stage runs in its own process (``--stage``; the driver runs them all),
 which loads what the previous stage cached, so its peak resident memory
 (``ru_maxrss``) is the stage's own plus its inputs'. ``--one-process`` runs
 all stages in one process instead (the peak a user sees in a script).
 
-    python benchmarks/deep_forest.py [--one-process] [--cache DIR]
-    python benchmarks/deep_forest.py --stage estimator [--n-jobs 2] [--cache DIR]
+    python benchmarks/speed/deep_forest.py [--one-process] [--cache DIR]
+    python benchmarks/speed/deep_forest.py --stage estimator [--n-jobs 2] [--cache DIR]
 """
 import argparse
 import ast
@@ -54,19 +54,46 @@ def data(rows, seed=0):
     return make_friedman1(n_samples=rows, n_features=10, noise=1.0, random_state=seed)
 
 
+def fit_forest(X, y, trees, seed=0):
+    """The deep forest: ``trees`` unlimited-depth trees."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(n_estimators=trees, max_depth=None, n_jobs=2,
+                                 random_state=seed).fit(X, y)
+
+
+def forest_path(cache, rows, trees, seed=0):
+    return os.path.join(cache, f"forest_{rows}_{trees}_{seed}.pkl")
+
+
+def forest(rows, trees, cache, seed=0):
+    """``(X, y, model)``: friedman1 and the deep forest fitted on it, read from
+    the directory ``cache`` if a previous run saved it there, else fitted (and
+    saved, unless ``cache`` is empty). extraction_speed.py, predict_routing.py
+    and deep_path_peer.py share this forest and its cache."""
+    X, y = data(rows, seed)
+    path = forest_path(cache, rows, trees, seed) if cache else None
+    if path and os.path.exists(path):
+        with open(path, "rb") as fh:
+            return X, y, pickle.load(fh)
+    model = fit_forest(X, y, trees, seed)
+    if path:
+        os.makedirs(cache, exist_ok=True)
+        with open(path, "wb") as fh:
+            pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return X, y, model
+
+
 def cache_path(args, name):
-    if name == "forest.pkl":  # the name extraction_speed.py caches the same forest under
-        return os.path.join(args.cache, f"forest_{args.rows}_{args.trees}_0.pkl")
+    if name == "forest.pkl":
+        return forest_path(args.cache, args.rows, args.trees)
     return os.path.join(args.cache, f"deep_{args.rows}_{args.trees}_{name}")
 
 
 def stage_fit(args, st):
-    from sklearn.ensemble import RandomForestRegressor
-
     X, y = data(args.rows)
     t0 = time.perf_counter()
-    model = RandomForestRegressor(n_estimators=args.trees, max_depth=None, n_jobs=2,
-                                  random_state=0).fit(X, y)
+    model = fit_forest(X, y, args.trees)
     st["seconds"] = time.perf_counter() - t0
     st["nodes"] = sum(int(e.tree_.node_count) for e in model.estimators_)
     with open(cache_path(args, "forest.pkl"), "wb") as fh:

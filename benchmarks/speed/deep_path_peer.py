@@ -18,11 +18,10 @@ datafit with unit weights; skglm's ``Lasso`` with ``fit_intercept=True``).
 The forest comes from ``deep_forest.py``'s cache (``--cache``), which fits it
 if absent.
 
-    python benchmarks/deep_path_peer.py [--points 50] [--cache DIR]
+    python benchmarks/speed/deep_path_peer.py [--points 50] [--cache DIR]
 """
 import argparse
 import os
-import pickle
 import sys
 import time
 import warnings
@@ -57,13 +56,7 @@ def main(argv=None):
     from firecy.penalties import L1
     from firecy.solver import BlockDesign, fire_path, lambda_max
 
-    os.makedirs(args.cache, exist_ok=True)
-    ns = argparse.Namespace(rows=args.rows, trees=args.trees, cache=args.cache)
-    if not os.path.exists(deep_forest.cache_path(ns, "forest.pkl")):
-        deep_forest.stage_fit(ns, {})
-    with open(deep_forest.cache_path(ns, "forest.pkl"), "rb") as fh:
-        model = pickle.load(fh)
-    X, y = deep_forest.data(args.rows)
+    X, y, model = deep_forest.forest(args.rows, args.trees, args.cache)
     ens = rule_ensemble_from_model(model)
     design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
     M = design.tocsc()

@@ -11,8 +11,8 @@ firecy-only part under each build; the reference objective (the best of all
 solvers) is stored with the lambdas, so every build is judged against the same
 target:
 
-    python benchmarks/density_grid.py --save grid.json            # all solvers
-    PYTHONPATH=/work/baseline python benchmarks/density_grid.py --load grid.json --firecy-only
+    python benchmarks/speed/density_grid.py --save grid.json            # all solvers
+    PYTHONPATH=/work/baseline python benchmarks/speed/density_grid.py --load grid.json --firecy-only
 """
 import argparse
 import json

@@ -10,9 +10,9 @@ and under 1.5 times the design's size.
 
 Usage::
 
-    python benchmarks/design_build.py                       # XGBoost, the goal size
-    python benchmarks/design_build.py --library sklearn     # sklearn RandomForest
-    python benchmarks/design_build.py --rows 20000 --trees 100 --json out.json
+    python benchmarks/speed/design_build.py                       # XGBoost, the goal size
+    python benchmarks/speed/design_build.py --library sklearn     # sklearn RandomForest
+    python benchmarks/speed/design_build.py --rows 20000 --trees 100 --json out.json
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import numpy as np
 try:
     from firecy.ensembles import rule_ensemble_from_model
 except ImportError:  # run from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     from firecy.ensembles import rule_ensemble_from_model
 
 

@@ -27,8 +27,8 @@ weights uniform on [0.5, 2]; MCP curvature = weights (gamma = 3); lam1 = 0.3.
 
 Usage::
 
-    python benchmarks/fused_lasso_speed.py
-    python benchmarks/fused_lasso_speed.py --lams 0.1 1 10 --runs 7 --json out.json
+    python benchmarks/speed/fused_lasso_speed.py
+    python benchmarks/speed/fused_lasso_speed.py --lams 0.1 1 10 --runs 7 --json out.json
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ import numpy as np
 try:
     from firecy.penalties import _fused_lasso as fl
 except ImportError:  # run from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     from firecy.penalties import _fused_lasso as fl
 
 

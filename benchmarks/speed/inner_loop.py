@@ -16,7 +16,7 @@ trees of depth 5, 1.25M nonzeros), cached by one_solve.py.
   recomputes the gradient of every column (one pass) besides the support's
   Cholesky work, so ns per (rounds * nnz) mixes both.
 
-    python benchmarks/inner_loop.py [--repeat 20]
+    python benchmarks/speed/inner_loop.py [--repeat 20]
 """
 import argparse
 import os

@@ -24,7 +24,7 @@ reported.
 
 Usage::
 
-    python benchmarks/plugin_overhead.py [--runs 7] [--n-samples 5000] [--n-trees 300]
+    python benchmarks/speed/plugin_overhead.py [--runs 7] [--n-samples 5000] [--n-trees 300]
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ import numpy as np
 try:
     import firecy
 except ImportError:  # run from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     import firecy
 
 from sklearn.datasets import make_friedman1
