@@ -43,7 +43,7 @@ else:
 # Python (a Python call dominates their cost), the ABI base classes whose methods
 # subclasses override, Cython's shared utility code (memoryview objects and
 # slicing, called once per function call, not per element), the test-only and argument-checking modules. -O1 halves
-# their compile time at no measured cost (benchmarks/one_solve.py A/B, issue 24).
+# their compile time at no measured cost (benchmarks/speed/one_solve.py A/B, issue 24).
 COLD_MODULES = {
     "firecy._callback_arrays",
     "firecy._cyutility",

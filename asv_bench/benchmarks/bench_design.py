@@ -1,6 +1,6 @@
 """asv benchmarks: leaf ids -> leaf table / design (firecy.ensembles).
 
-A smaller version of ``benchmarks/design_build.py``: 20,000 rows x 100 trees
+A smaller version of ``benchmarks/speed/design_build.py``: 20,000 rows x 100 trees
 of depth 6, for each installed library.  Models are fitted once
 (``setup_cache``); the library's own leaf-id call happens in ``setup`` and is
 not timed.

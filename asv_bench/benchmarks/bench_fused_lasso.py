@@ -2,7 +2,7 @@
 
 ``time_*`` time the public Python wrappers (validation and allocation
 included); ``track_*`` report the C-level cost measured inside one nogil
-loop (see benchmarks/fused_lasso_speed.py), which is what firecy's block
+loop (see benchmarks/speed/fused_lasso_speed.py), which is what firecy's block
 updates pay. Short signals are timed over many different rows: repeating
 one lets the branch predictor memorise it and flatters the figure.
 """

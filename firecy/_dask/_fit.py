@@ -39,7 +39,7 @@ _BYTES_PER_ENTRY = 64
 # cross-validated path grows with them (friedman1, 500 depth-3 trees: 13 s of
 # CPU at 10,000 rows, 31 s at 30,000, 166 s at 100,000) while the test error of
 # the refitted rules stops improving by 10,000-30,000 rows
-# (benchmarks/dask_scale_RESULTS.md); 25e6 is 50,000 rows at 500 trees
+# (benchmarks/scale/RESULTS.md); 25e6 is 50,000 rows at 500 trees
 _SELECTION_ENTRIES = 25_000_000
 # rows of a class below which the class is kept in full in the sample
 _MIN_CLASS_ROWS = 1000

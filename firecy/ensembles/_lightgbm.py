@@ -55,7 +55,7 @@ from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure, rou
 
 # One leaf call's fixed cost in tree-row walks: about 1.8 ms, the walk of
 # 70,000 rows through one 31-leaf tree (LightGBM 4.7, one thread;
-# benchmarks/predict_routing.py).  A DataFrame is converted at every call.
+# benchmarks/speed/predict_routing.py).  A DataFrame is converted at every call.
 _LEAF_CALL_COST = 70_000
 
 

@@ -43,7 +43,7 @@ SPLIT_RULE = SplitRule("<", ">=", "float32")
 
 # One leaf call's fixed cost (a slice of the booster and a predict call), in
 # tree-row walks: about 1 ms, the walk of 30,000 rows through one depth-6
-# tree (XGBoost 3.2, one thread; benchmarks/predict_routing.py).
+# tree (XGBoost 3.2, one thread; benchmarks/speed/predict_routing.py).
 _LEAF_CALL_COST = 30_000
 
 

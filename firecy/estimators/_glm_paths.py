@@ -39,7 +39,7 @@ class _IRLSPaths:
     # survival sets, 5-fold CV, two seeds, it gives FIRE and L1 the whole
     # budget (13-14 rules) for 1.5-2.5 times FIRE's CPU and does not change
     # the test concordance of either, nor FIRE against L1, beyond fold noise
-    # (benchmarks/counts_survival_RESULTS.md, "Selection"). A benchmark sets
+    # (benchmarks/counts_survival/RESULTS.md, "Selection"). A benchmark sets
     # it on the class to measure again.
     refine = False
 

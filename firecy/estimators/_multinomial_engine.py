@@ -34,7 +34,7 @@ __all__ = ["USE_ENGINE", "multinomial_path", "stack_design"]
 #: Private switch: True (the default) solves the multinomial path in the
 #: engine (one call per path point); False keeps the previous class cycles +
 #: NumPy polish, only so that benchmarks time both in one run
-#: (benchmarks/classification_speed.py ``--method engine,cycles``). On wine
+#: (benchmarks/classification/classification_speed.py ``--method engine,cycles``). On wine
 #: with a random forest the engine's objective is the lower one at 22 of the
 #: full path's 52 points (by up to 14%) and the higher at 2 (by 2.6% and
 #: 0.1%; each answer is a stationary point the other solver keeps when

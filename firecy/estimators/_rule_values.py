@@ -14,7 +14,7 @@ the trees learned.  A booster's trees are fitted in sequence to shrinking
 residuals, scaled by the learning rate: its later trees' values are smaller,
 so under "leaf" their rules cost more per unit of effect and the selection
 keeps rules of the first few trees only.  ``"auto"`` is therefore "unit" for
-boosted ensembles and "leaf" for forests (``benchmarks/any_model_RESULTS.md``).
+boosted ensembles and "leaf" for forests (``benchmarks/any_model/RESULTS.md``).
 
 Everything after the fit reads the fitted ``ensemble_``, whose
 ``leaf_values`` are the values solved on: ``predict``, ``rules_``,

@@ -54,7 +54,7 @@ class FIRESurvivalRegressor(IRLSEstimatorMixin, FIRERegressor):
     intercept; each path keeps its grid: refinement doubled the fit time
     without changing the test concordance) and the validation error is the
     Cox partial likelihood on the held-out rows, averaged over the folds
-    (``benchmarks/counts_survival_RESULTS.md`` compares it with the
+    (``benchmarks/counts_survival/RESULTS.md`` compares it with the
     concordance, one-standard-error and pooled criteria: none changes FIRE
     against L1 beyond fold noise).
 

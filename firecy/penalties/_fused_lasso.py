@@ -2,7 +2,7 @@
 
 They live in :mod:`firecy.penalties.tv`. Kept for the asv suite
 (``asv_bench/benchmarks/bench_fused_lasso.py``) and
-``benchmarks/fused_lasso_speed.py``, which time earlier commits too, where
+``benchmarks/speed/fused_lasso_speed.py``, which time earlier commits too, where
 only this name exists. New code imports from ``firecy.penalties.tv``.
 """
 from firecy.penalties.tv._api import fused_lasso, fused_lasso_weighted

@@ -40,7 +40,7 @@ it have been refitted on them, past that choice.  Without the floor, on one
 fold of the MASS biopsy data the local moves took the card's training
 log-loss to 0.86 times the model's and its test AUC from the model's 0.99 to
 0.96; with it, the card's test AUC over the benchmark's 35 folds follows the
-rule model's (benchmarks/risk_cards_RESULTS.md, issue 27).
+rule model's (benchmarks/risk_cards/RESULTS.md, issue 27).
 """
 import textwrap
 

@@ -51,7 +51,7 @@ _EXTRAPOLATE = 16.0
 # MCP: the Newton steps (an approximate penalty) hand over to the reference
 # steps once one lowers the objective by less than this (relative); polishing
 # a fixed point that is not the true one is wasted work (measured: about half
-# the outer steps of a default fit, benchmarks/counts_survival_RESULTS.md)
+# the outer steps of a default fit, benchmarks/counts_survival/RESULTS.md)
 _NEWTON_SWITCH = 1e-4
 
 

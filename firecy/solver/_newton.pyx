@@ -45,7 +45,7 @@ NEWTON_MM_STEPS = 50
 # same support only once the coordinate rounds have lowered F by this much
 # (relative) since the failed attempt, and after 1, 4, 16, ... declined calls
 # (the k-th retry waits NEWTON_RETRY_BACKOFF^(k-1) calls): see newton_step.
-# Measured (benchmarks/classification_speed_RESULTS.md): 3e-5 or more left
+# Measured (benchmarks/classification/RESULTS.md): 3e-5 or more left
 # iris LightGBM fits at max_iter, 1e-6 took wine LightGBM's last path points
 # to another stationary point (1e-2 higher); without the backoff, wine
 # LightGBM retried hundreds of times per point (28.5 s CPU against 21.4 s)

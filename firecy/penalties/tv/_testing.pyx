@@ -2,7 +2,7 @@
 
 They time the C solvers without Python overhead, run Condat's algorithm
 under a step budget, and call the solvers on raw arguments between guard
-zones; ``tests/test_fused_lasso.py`` and ``benchmarks/fused_lasso_speed.py``
+zones; ``tests/test_fused_lasso.py`` and ``benchmarks/speed/fused_lasso_speed.py``
 use them (through ``firecy.penalties._fused_lasso``).
 """
 import time
