@@ -95,6 +95,9 @@ class IRLSProblem:
         self.loss = loss
         self.offset = np.asarray(offset, dtype=np.float64)
         self.fit_intercept = bool(fit_intercept) and loss.has_intercept
+        # a loss blind to a constant shift of eta (Cox) has no intercept of
+        # its own; the inner models may still fit one (_inner_step)
+        self.shift_invariant = not loss.has_intercept
         self.csc = design.tocsc()
         self.b0 = loss.null_intercept(self.offset) if self.fit_intercept else 0.0
         eta0 = self.offset + self.b0
@@ -209,7 +212,8 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
     eta = problem.eta(w, b)
     pen_w = problem.penalty_value(penalty, w)
     F = loss.value(eta) + pen_w
-    converged, n_iter = False, 0
+    target = np.sqrt(tol) * max(scale, 1e-300)
+    converged, stalled, n_iter = False, False, 0
     for n_iter in range(1, max_iter + 1):
         g = loss.gradient(eta)
         if newton:
@@ -277,18 +281,37 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
             # the KKT residual can only be as small as the inner solves make
             # it; sqrt(tol) of the null gradient is what they reach at every
             # tol tried (1e-4 .. 1e-12); the objective test is the primary one
-            grad_cols = np.asarray(problem.csc.T @ loss.gradient(eta))
-            kkt = problem.kkt_residual(penalty, w, grad_cols)
-            if kkt <= np.sqrt(tol) * max(scale, 1e-300):
+            kkt = _kkt(problem, penalty, w, eta)
+            if kkt <= target:
                 converged = True
                 break
             if not accepted:
+                stalled = True
                 break
     if not converged and warn:
-        warnings.warn(
-            f"the proximal-Newton loop did not converge in {max_iter} steps "
-            f"(objective {F:.10g}); raise max_iter or tol", ConvergenceWarning, stacklevel=2)
+        warnings.warn(_nonconvergence_message(
+            n_iter, max_iter, stalled, F, _kkt(problem, penalty, w, eta), target),
+            ConvergenceWarning, stacklevel=2)
     return SolveResult(coef=w, intercept=b, objective=F, n_iter=n_iter, converged=converged)
+
+
+def _kkt(problem, penalty, w, eta):
+    """The KKT residual at ``w`` (``eta`` its raw prediction)."""
+    grad_cols = np.asarray(problem.csc.T @ problem.loss.gradient(eta))
+    return problem.kkt_residual(penalty, w, grad_cols)
+
+
+def _nonconvergence_message(n_iter, max_iter, stalled, objective, kkt, target):
+    """What stopped the loop short of convergence, in words."""
+    where = (f"objective {objective:.10g}, KKT residual {kkt:.3g} above its target "
+             f"{target:.3g} = sqrt(tol) times the null gradient")
+    if stalled:
+        return (f"the proximal-Newton loop stopped after {n_iter} of {max_iter} steps: "
+                f"the line search found no step that lowers the objective ({where}); "
+                "the inner solves' accuracy or float64 rounding limits the steps at "
+                "this tol: raise tol, or the inner solves' max_iter")
+    return (f"the proximal-Newton loop did not converge in {max_iter} steps ({where}); "
+            "raise max_iter or tol")
 
 
 def _rho_floor(penalty):
@@ -306,7 +329,7 @@ def _next_rho(problem, f_old, g, deta, f_new, rho, accepted, penalty):
     little above it; at least doubled after a rejected step."""
     d = deta
     h = problem.h_ref
-    if not problem.fit_intercept:
+    if problem.shift_invariant:
         d = d - float(h @ d) / float(h.sum())
     denom = float(h @ (d * d))
     if denom <= 0 or f_new is None or not np.isfinite(f_new):
@@ -340,7 +363,8 @@ def _inner_step(problem, penalty, q, g, eta, w, b, tol, inner_max_iter):
         # the inner solve's own tolerance is the outer loop's business
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = solve(_scaled_design(problem.design, k), k * z, penalty,
-                    offset=k * problem.offset, sample_weight=q, fit_intercept=True,
+                    offset=k * problem.offset, sample_weight=q,
+                    fit_intercept=problem.fit_intercept or problem.shift_invariant,
                     coef_init=w, tol=min(tol, 1e-6), max_iter=inner_max_iter)
     dw = res.coef - w
     # the inner intercept is fitted even for Cox, whose loss ignores a
@@ -349,6 +373,9 @@ def _inner_step(problem, penalty, q, g, eta, w, b, tol, inner_max_iter):
     # flat direction (linear convergence, ~5% per step, measured);
     # profiling the intercept out of diag(q) gives diag(q) - q q^T / sum q,
     # one risk set's Hessian. Cox then drops it (f(eta + c) = f(eta)).
+    # Poisson without an intercept must not fit one: the shift is not flat
+    # there, and a step that drops it is not the model's minimiser (the
+    # line search then fails after a few steps, far from the optimum).
     db = res.intercept / k - b if problem.fit_intercept else 0.0
     return dw, db, db + np.asarray(problem.csc @ dw)
 
