@@ -136,14 +136,14 @@ def test_a_stalled_loop_says_after_how_many_steps(leaf_problem, monkeypatch):
         res = irls_solve(prob, L1(lam), tol=1e-10, max_iter=500)
     message = str(record[0].message)
     assert not res.converged and res.n_iter == 1
-    assert "stopped after 1 of 500 steps" in message
+    assert "stopped after 1 of 500 outer steps" in message
     assert "no step that lowers the objective" in message
-    assert "in 500 steps" not in message
+    assert "in 500 outer steps" not in message
 
 
 def test_max_iter_warning_names_the_residual(leaf_problem):
     prob = _problem(leaf_problem, False)
     lam = 0.05 * prob.lambda_max(L1())
-    with pytest.warns(ConvergenceWarning, match=r"did not converge in 1 steps .*KKT residual"):
+    with pytest.warns(ConvergenceWarning, match=r"did not converge in 1 outer steps .*KKT residual"):
         res = irls_solve(prob, L1(lam), tol=1e-10, max_iter=1)
     assert res.n_iter == 1 and not res.converged

@@ -302,16 +302,19 @@ def _kkt(problem, penalty, w, eta):
 
 
 def _nonconvergence_message(n_iter, max_iter, stalled, objective, kkt, target):
-    """What stopped the loop short of convergence, in words."""
+    """What stopped the loop short of convergence, in words (the estimators'
+    max_iter is the inner solves' budget, not this loop's)."""
     where = (f"objective {objective:.10g}, KKT residual {kkt:.3g} above its target "
              f"{target:.3g} = sqrt(tol) times the null gradient")
     if stalled:
-        return (f"the proximal-Newton loop stopped after {n_iter} of {max_iter} steps: "
+        return (f"the proximal-Newton loop stopped after {n_iter} of {max_iter} outer steps: "
                 f"the line search found no step that lowers the objective ({where}); "
                 "the inner solves' accuracy or float64 rounding limits the steps at "
-                "this tol: raise tol, or the inner solves' max_iter")
-    return (f"the proximal-Newton loop did not converge in {max_iter} steps ({where}); "
-            "raise max_iter or tol")
+                "this tol: raise tol, or the inner solves' max_iter (the estimators' "
+                "max_iter)")
+    return (f"the proximal-Newton loop did not converge in {max_iter} outer steps "
+            f"({where}); raise tol, or irls_solve's max_iter (the estimators' max_iter "
+            "bounds each inner solve, not these steps)")
 
 
 def _rho_floor(penalty):
