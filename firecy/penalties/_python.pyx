@@ -46,7 +46,9 @@ cdef class PythonPenalty(Penalty):
     * optionally ``block_score(w, grad, step, curvature) -> float``
       (see :class:`Penalty`) and ``local_quadratic(w, curvature) ->
       (grad, hess) or None`` (the exact diagonal local model on the
-      nonzero coordinates; enables the engine's Newton steps);
+      nonzero coordinates; enables the engine's Newton steps; without it a
+      separable penalty gets the model :class:`Penalty` derives from
+      ``subdiff``);
 
     a numeric attribute ``lam`` (the path sets it; the methods read it) and
     optionally the flags ``is_separable`` and ``score_is_decrease`` (default
@@ -251,9 +253,11 @@ cdef class PythonPenalty(Penalty):
     cdef Py_ssize_t local_groups(self, const Block* blk, const double* w, Py_ssize_t* group,
                                  double* grad, double* hess) except -1 nogil:
         cdef Py_ssize_t k, n = blk.n, n_groups = 0
+        if self.local_method is None:
+            # no local_quadratic: the model the base class derives from
+            # subdiff (a separable penalty), else none
+            return Penalty.local_groups(self, blk, w, group, grad, hess)
         with gil:
-            if self.local_method is None:
-                return -2
             res = self.call("local_quadratic", blk, (numpy_copy(w, n), numpy_copy(blk.curv, n)))
             if res is None:
                 return -2
