@@ -144,6 +144,7 @@ def test_a_stalled_loop_says_after_how_many_steps(leaf_problem, monkeypatch):
 def test_max_iter_warning_names_the_residual(leaf_problem):
     prob = _problem(leaf_problem, False)
     lam = 0.05 * prob.lambda_max(L1())
-    with pytest.warns(ConvergenceWarning, match=r"did not converge in 1 outer steps .*KKT residual"):
+    with pytest.warns(ConvergenceWarning,
+                      match=r"did not converge in 1 outer steps .*KKT residual"):
         res = irls_solve(prob, L1(lam), tol=1e-10, max_iter=1)
     assert res.n_iter == 1 and not res.converged
