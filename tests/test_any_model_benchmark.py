@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn import ensemble
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "any_model" / "any_model.py"
+_PATH = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "any_model"
+         / "any_model.py")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""benchmarks/any_model/any_model_pooled.py and any_model_cvpick.py (issue 22, session
+"""benchmarks/archive/any_model_pooled.py and any_model_cvpick.py (issue 22, session
 35): the pooled intervals are scipy's t intervals of the mean log ratio, a
 fit given twice is refused, and the inner-CV pick takes the fit of lower
 ``cv_error`` (the default on a tie) and charges both fits' CPU."""
@@ -11,22 +11,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-_BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
-# the maintained pooling script, and the archived verdict script it backs
-_DIRS = {"any_model_pooled": _BENCH / "any_model",
-         "any_model_cvpick": _BENCH / "archive" / "any_model"}
+_DIR = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "archive"
 
 
 def _load(name):
-    folder = _DIRS[name]
-    sys.path[:0] = [str(folder), str(_BENCH / "any_model")]
+    sys.path.insert(0, str(_DIR))
     try:
-        spec = importlib.util.spec_from_file_location(f"{name}_under_test", folder / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"{name}_under_test", _DIR / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     finally:
-        sys.path.remove(str(folder))
-        sys.path.remove(str(_BENCH / "any_model"))
+        sys.path.remove(str(_DIR))
     return mod
 
 

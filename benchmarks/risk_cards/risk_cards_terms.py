@@ -18,6 +18,7 @@ conditions and pairs, ``_1``: single conditions); ``mf1``: ``max_features=1``;
 rules read in quantiles: it only measures the candidates).  Results:
 benchmarks/risk_cards/RESULTS.md.
 """
+import argparse
 import json
 import os
 import sys
@@ -118,5 +119,11 @@ def main(names, models, out, repeats=1):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3],
-         int(sys.argv[4]) if len(sys.argv) > 4 else 1)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("datasets", help="comma-separated datasets of risk_cards.py")
+    ap.add_argument("models", help="comma-separated rule models, e.g. et200d2_12 (below)")
+    ap.add_argument("out", help="JSON file of every fold's rows")
+    ap.add_argument("repeats", nargs="?", type=int, default=1,
+                    help="repeated 5-fold CV, as risk_cards.py --repeats (default 1)")
+    a = ap.parse_args()
+    main(a.datasets.split(","), a.models.split(","), a.out, a.repeats)

@@ -28,6 +28,8 @@ are measured in the same process, not the absolute times.
     python benchmarks/speed/compare_peers.py [--quick] [--only-l1 | --only-logistic]
 """
 import argparse
+import os
+import sys
 import time
 import warnings
 
@@ -36,22 +38,10 @@ import numpy as np
 from firecy.penalties import L1, MCP
 from firecy.solver import BlockDesign, lambda_max, solve
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _datasets import friedman_forest_design as forest_design  # noqa: E402,F401
+
 TARGET = 1e-7
-
-
-def forest_design(n_samples, n_trees, max_depth, seed=0):
-    from sklearn.datasets import make_friedman1
-    from sklearn.ensemble import RandomForestRegressor
-
-    from firecy.ensembles import rule_ensemble_from_model
-
-    X, y = make_friedman1(n_samples=n_samples, noise=1.0, random_state=seed)
-    rf = RandomForestRegressor(
-        n_estimators=n_trees, max_depth=max_depth, random_state=seed, n_jobs=-1
-    ).fit(X, y)
-    ens = rule_ensemble_from_model(rf)
-    design = BlockDesign.from_leaf_table(ens.leaf_table(X), ens.leaf_values, ens.block_ptr)
-    return design, y
 
 
 def pick_lambda(design, y, penalty, fraction, datafit="quadratic"):

@@ -31,7 +31,7 @@ import numpy as np
 try:
     from firecy.ensembles import rule_ensemble_from_model
 except ImportError:  # run from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     from firecy.ensembles import rule_ensemble_from_model
 
 

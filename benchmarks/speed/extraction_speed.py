@@ -26,36 +26,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import resource
 import sys
 import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from deep_forest import forest  # noqa: E402  (the same forest, the same cache)
+
 
 def peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def fit_forest(n_rows, n_trees, seed, cache):
-    from sklearn.datasets import make_friedman1
-    from sklearn.ensemble import RandomForestRegressor
-
-    X, y = make_friedman1(n_samples=n_rows, n_features=10, noise=1.0, random_state=seed)
-    path = None
-    if cache:
-        path = os.path.join(cache, f"forest_{n_rows}_{n_trees}_{seed}.pkl")
-        if os.path.exists(path):
-            with open(path, "rb") as fh:
-                return X, y, pickle.load(fh)
-    model = RandomForestRegressor(n_estimators=n_trees, max_depth=None, n_jobs=2,
-                                  random_state=seed).fit(X, y)
-    if path:
-        os.makedirs(cache, exist_ok=True)
-        with open(path, "wb") as fh:
-            pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    return X, y, model
 
 
 def timed(label, fn, out):
@@ -85,8 +67,8 @@ def main(argv=None):
     print(f"firecy from {os.path.dirname(firecy.__file__)}")
     out = {"firecy": os.path.dirname(firecy.__file__), "rows": args.rows,
            "trees": args.trees}
-    X, y, model = timed("fit", lambda: fit_forest(args.rows, args.trees, args.seed,
-                                                   args.cache), out)
+    X, y, model = timed("fit", lambda: forest(args.rows, args.trees, args.cache,
+                                              args.seed), out)
     n_nodes = sum(int(e.tree_.node_count) for e in model.estimators_)
     ens = timed("extraction", lambda: rule_ensemble_from_model(model), out)
     print(f"  {ens.n_rules} rules, {n_nodes} nodes: "

@@ -44,7 +44,7 @@ import numpy as np
 try:
     from firecy.penalties import _fused_lasso as fl
 except ImportError:  # run from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     from firecy.penalties import _fused_lasso as fl
 
 

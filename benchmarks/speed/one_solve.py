@@ -18,6 +18,7 @@ the first run so that a timed run does not fit a forest):
 Prints the objective reached and the number of rules, so that two builds are
 checked to solve the same problem.
 """
+import argparse
 import os
 import sys
 import tempfile
@@ -42,11 +43,17 @@ def cached(name, make):
 
 
 def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("workload", help="l1:LAM, l1-noicpt:LAM, mcp, mcp_fusion_path or "
+                                     "logistic:FRAC (below)")
+    work = ap.parse_args().workload
+
     from compare_peers import classifier_design, forest_design
     from firecy.penalties import L1, MCP, MCPFusion
     from firecy.solver import fire_path, lambda_max, solve
 
-    work = sys.argv[1]
     kind, _, arg = work.partition(":")
     if kind == "logistic":
         design, y = cached("classifier", lambda: classifier_design(5000, 250, 5))

@@ -39,7 +39,7 @@ import numpy as np
 try:
     import firecy
 except ImportError:  # run from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     import firecy
 
 from sklearn.datasets import make_friedman1

@@ -25,39 +25,26 @@ Models (friedman1, 11,000 training rows, seed 0):
 * ``lgbm``: LGBMRegressor at its defaults (100 rounds of 31 leaves, one thread).
 
     python benchmarks/speed/predict_routing.py [--models deep,rf500_d3,xgb,lgbm]
-        [--rows 5000] [--reps 7] [--cache DIR]
+        [--rows 5000] [--reps 7] [--cache DIR] [--train-rows 11000]
 
-Results: ``benchmarks/scale/RESULTS.md``, section "Predict routes the
+Results: ``benchmarks/speed/RESULTS.md``, section "Predict routes the
 kept trees only".
 """
 import argparse
 import os
-import pickle
+import sys
 import time
 import warnings
 
 import numpy as np
 
-
-def data(rows, seed=0):
-    from sklearn.datasets import make_friedman1
-
-    return make_friedman1(n_samples=rows, n_features=10, noise=1.0, random_state=seed)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from deep_forest import data, forest  # noqa: E402
 
 
 def source_model(name, X, y, cache):
-    path = os.path.join(cache, f"forest_{X.shape[0]}_250_0.pkl")  # deep_forest.py's name
-    if name == "deep":
-        if os.path.exists(path):
-            with open(path, "rb") as fh:
-                return pickle.load(fh)
-        from sklearn.ensemble import RandomForestRegressor
-
-        model = RandomForestRegressor(n_estimators=250, max_depth=None, n_jobs=2,
-                                      random_state=0).fit(X, y)
-        with open(path, "wb") as fh:
-            pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        return model
+    if name == "deep":  # deep_forest.py's forest, from its cache
+        return forest(X.shape[0], 250, cache)[2]
     if name == "rf500_d3":
         from sklearn.ensemble import RandomForestRegressor
 
@@ -110,15 +97,17 @@ def pairs(a, b, X, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="deep,rf500_d3,xgb,lgbm")
     ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--train-rows", type=int, default=11000,
+                    help="training rows of the models (fewer: a quick check)")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--cache", default=".")
     args = ap.parse_args()
     from firecy import FIRERegressor
 
-    X, y = data(11000)
+    X, y = data(args.train_rows)
     X_test, _ = data(args.rows, seed=1)
     print(f"load {os.getloadavg()[0]:.2f}")
     for name in args.models.split(","):
