@@ -16,6 +16,10 @@ rows:
 * ``ols``: ``LinearRegression()`` / ``LogisticRegression(max_iter=5000)``
   (L2, C=1: scikit-learn's default; features standardised) on the raw
   features (missing values: the training mean);
+* ``default`` / ``default_lin``: the estimator a user calls, at its
+  defaults: ``FIRERegressor()`` / ``FIREClassifier()`` with no model (its
+  own default forest, fitted inside; ``random_state=seed``, ``n_jobs=1``),
+  ``linear_terms=False`` / ``True`` (their CPU includes that forest);
 * ``rulefit``: imodels ``RuleFitRegressor()`` / ``RuleFitClassifier()`` at
   their defaults (rules and linear terms, no budget; missing values: the
   training mean, as for ``ols``).
@@ -49,7 +53,8 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 REGRESSION = ["diabetes", "boston", "housing", "cps1985", "carseats", "auto", "cpus",
               "hitters", "concrete", "saratoga"]
 CLASSIFICATION = ["breast_cancer", "biopsy", "pima", "swisslabor"]
-METHODS = ["fire_lin", "fire", "l1_lin", "ols", "rulefit"]
+METHODS = ["fire_lin", "fire", "l1_lin", "ols", "rulefit", "default_lin", "default"]
+FIRE_METHODS = ("fire_lin", "fire", "l1_lin", "default_lin", "default")
 
 
 def load(name):
@@ -104,7 +109,7 @@ def _impute(Xtr, Xte):
 
 
 def _n_terms(method, model):
-    if method in ("fire_lin", "fire", "l1_lin"):
+    if method in FIRE_METHODS:
         return int(model.n_terms_)
     if method == "ols":
         return int(np.count_nonzero(model[-1].coef_))
@@ -137,6 +142,10 @@ def run_fold(name, X, y, task, seed, fold, train, test, methods, max_terms=14):
                 if method == "l1_lin":
                     params.update(penalty="l1", fusion=0.0)
                 model = _fire(task, forest, seed, **params).fit(Xtr, ytr)
+            elif method in ("default", "default_lin"):
+                # the estimator at its defaults: its own forest, fitted inside
+                model = _fire(task, None, seed, linear_terms=method == "default_lin")
+                model.fit(Xtr, ytr)
             elif method == "ols":
                 model = _linear(task).fit(Xtr, ytr)
             elif method == "rulefit":
