@@ -197,11 +197,55 @@ def per_seed(df):
     """Per (dataset, method, seed): the error pooled over the folds."""
     g = df.groupby(["dataset", "task", "method", "seed"], sort=False)
     out = g.agg(loss=("loss_sum", "sum"), n=("n_test", "sum"), var_y=("var_y", "first"),
-                terms=("terms", "median"), cpu=("cpu", "mean")).reset_index()
+                terms=("terms", "median"), max_terms=("terms", "max"),
+                cpu=("cpu", "mean")).reset_index()
     out["error"] = out["loss"] / out["n"]
     reg = out["task"] == "regression"
     out.loc[reg, "error"] = out.loc[reg, "error"] / out.loc[reg, "var_y"]
     return out
+
+
+def verdicts(seeds, lin, rules_only):
+    """Markdown rows of the issue's goal for method ``lin`` per dataset: at
+    or below the better of least squares (``ols``) and ``rules_only``
+    within seed noise (the larger seed-to-seed range, max - min, of the
+    two), below RuleFit, fewer than 15 terms (the largest count of any
+    fold); and ``lin`` against ``rules_only`` seed by seed (same folds and
+    forest seed)."""
+    g = seeds.groupby(["dataset", "method"], sort=False)["error"]
+    med, lo, hi = g.median(), g.min(), g.max()
+    rows = []
+    for name in dict.fromkeys(seeds["dataset"]):
+        have = set(seeds.loc[seeds["dataset"] == name, "method"])
+        if not {lin, rules_only, "ols"} <= have:
+            continue
+        ref = min(("ols", rules_only), key=lambda m: med[name, m])
+        noise = max(hi[name, lin] - lo[name, lin], hi[name, ref] - lo[name, ref])
+        gap = med[name, lin] - med[name, ref]
+        at = "yes" if gap <= 1e-12 else ("within noise" if gap <= noise else "**no**")
+        if "rulefit" in have:
+            rf = f"{med[name, 'rulefit']:.3f} " + ("yes" if med[name, lin] < med[name, "rulefit"]
+                                                 else "**no**")
+        else:
+            rf = "not run"
+        paired = seeds[(seeds["dataset"] == name) & seeds["method"].isin([lin, rules_only])]
+        paired = paired.pivot(index="seed", columns="method", values="error").dropna()
+        diff = paired[lin] - paired[rules_only]
+        rules_noise = hi[name, rules_only] - lo[name, rules_only]
+        terms = seeds.loc[(seeds["dataset"] == name) & (seeds["method"] == lin), "max_terms"].max()
+        rows.append(f"| {name} | {med[name, lin]:.3f} | {ref} {med[name, ref]:.3f} | "
+                    f"{gap:+.3f} | {noise:.3f} | {at} | {rf} | {int(terms)} | "
+                    f"{diff.median():+.3f} [{diff.min():+.3f}, {diff.max():+.3f}] | "
+                    f"{rules_noise:.3f} |")
+    if not rows:
+        return []
+    return [f"Goal for `{lin}`: gap = its median minus the better of `ols` and `{rules_only}`; "
+            "noise = the larger seed range of the two; paired = its error minus "
+            f"`{rules_only}`'s, seed by seed (median [min, max]), against `{rules_only}`'s "
+            "seed range:", "",
+            f"| dataset | {lin} | better of ols / {rules_only} | gap | noise | at or below | "
+            f"RuleFit, below | max terms | paired vs {rules_only} | {rules_only} range |",
+            "|---|---:|---|---:|---:|---|---|---:|---|---:|", *rows, ""]
 
 
 def report(df):
@@ -242,6 +286,9 @@ def report(df):
                 cells.append("" if r.empty else f"{r.iloc[0].cpu:.2f}")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
+        part_seeds = seeds[seeds["task"] == task]
+        lines += verdicts(part_seeds, "fire_lin", "fire")
+        lines += verdicts(part_seeds, "default_lin", "default")
     return "\n".join(lines)
 
 
