@@ -104,11 +104,12 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         :class:`~firecy.FIRERegressor` ("unit": indicators, ``coef_`` the
         rule's effect on the class margin; "auto": "unit" for boosted
         ensembles, "leaf" for forests; the choice made is ``rule_values_``).
-    linear_terms : bool, default=False
+    linear_terms : bool, default=True
         Offer every numeric feature as a linear term beside the rules, as
         :class:`~firecy.FIRERegressor` does (one term per class for a
         multi-class model, each a column of its class's margin); a kept
-        term counts against ``max_rules``.
+        term counts against ``max_rules``. ``False``: rules only, which
+        :func:`~firecy.risk.risk_card` needs (it refuses a linear term).
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -244,7 +245,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
-        linear_terms=False,
+        linear_terms=True,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",

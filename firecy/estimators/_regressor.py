@@ -161,9 +161,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         so ``ensemble_.predict_raw(X)`` is still the library's prediction, or
         the cut trees' when ``rule_depth_`` cut them;
         ``docs/objective.rst``).
-    linear_terms : bool, default=False
+    linear_terms : bool, default=True
         Offer every numeric feature as a linear term beside the rules (as
-        RuleFit and R ``pre`` do): the term of ``x`` is ``clip(x, q_lo,
+        RuleFit and R ``pre`` do, by default too): the term of ``x`` is ``clip(x, q_lo,
         q_hi) - center`` (the 2.5% and 97.5% training quantiles, the training
         mean; a missing value adds 0), in a design column scaled to compete
         with the rules, under the rules' sparsity penalty (L1, or MCP with
@@ -172,7 +172,10 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Constant and all-missing features are not offered (``summary()``
         says which); categorical features never are. The fitted terms are
         ``linear_terms_`` and their effects per unit of ``x``
-        ``linear_coef_``; ``docs/linear_terms.rst`` describes them.
+        ``linear_coef_``; ``docs/linear_terms.rst`` describes them. The
+        default because rules and lines together were at least as good as
+        rules alone on every benchmark data set, within seed-to-seed noise
+        (``benchmarks/linear_terms/RESULTS.md``). ``False``: rules only.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -309,7 +312,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
-        linear_terms=False,
+        linear_terms=True,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",

@@ -141,7 +141,7 @@ class FIRESurvivalRegressor(FIRERegressor):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
-        linear_terms=False,
+        linear_terms=True,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",

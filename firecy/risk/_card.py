@@ -300,8 +300,9 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc"
     ----------
     model : FIREClassifier
         Fitted, with two classes; the card gives the risk of ``classes_[1]``.
-        A model that keeps a linear term (``linear_terms=True``) is refused:
-        a card's points belong to rules a row satisfies or not.
+        A model that keeps a linear term (``linear_terms=True``, the
+        default) is refused: a card's points belong to rules a row
+        satisfies or not; fit it with ``linear_terms=False``.
     X : array-like or DataFrame of shape (n_samples, n_features)
         Data to choose the scale on (the training data, typically) and to
         fill the reliability table.
@@ -332,7 +333,8 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc"
     >>> from firecy.risk import risk_card
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> forest = RandomForestClassifier(n_estimators=50, max_depth=3, random_state=0)
-    >>> fire = FIREClassifier(forest, max_rules=6, random_state=0).fit(X, y)
+    >>> fire = FIREClassifier(forest, max_rules=6, linear_terms=False,
+    ...                       random_state=0).fit(X, y)
     >>> card = risk_card(fire, X, y)
     >>> int(abs(card.points).max()) <= 5
     True

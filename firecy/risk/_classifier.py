@@ -108,10 +108,11 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         forest = ExtraTreesClassifier(n_estimators=self.n_estimators, max_depth=2,
                                       random_state=self.random_state, n_jobs=self.n_jobs)
         # tol=1e-4: the points are integers (the same rules on 32 of 35
-        # benchmark folds as 1e-6, a third less CPU; benchmarks/risk_cards)
+        # benchmark folds as 1e-6, a third less CPU; benchmarks/risk_cards);
+        # rules only: a card gives points to rules, not to linear terms
         return FIREClassifier(forest, rule_depth=(1, 2), max_rules=self.max_rules, tol=1e-4,
-                              selection="budget", random_state=self.random_state,
-                              n_jobs=self.n_jobs)
+                              selection="budget", linear_terms=False,
+                              random_state=self.random_state, n_jobs=self.n_jobs)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the forest, select the rules and round them to the card.
