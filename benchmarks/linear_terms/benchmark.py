@@ -34,6 +34,7 @@ is timed as ``forest``).
     python benchmarks/linear_terms/benchmark.py --datasets diabetes,boston \\
         --seeds 0,1,2 [--methods fire_lin,fire,ols] [--scale 2.5] --csv runs.csv
     python benchmarks/linear_terms/benchmark.py --from-csv runs.csv [--out table.md]
+    python benchmarks/linear_terms/benchmark.py --variants "2.5=runs.csv" "1=scale1.csv"
 """
 import argparse
 import os
@@ -292,6 +293,27 @@ def report(df):
     return "\n".join(lines)
 
 
+def variants(pairs, method="fire_lin"):
+    """One method's median error [seed range] (median terms) per dataset,
+    a column per run (``label=csv``), e.g. the same method under several
+    ``--scale`` values."""
+    cols = {}
+    for pair in pairs:
+        label, _, path = pair.partition("=")
+        seeds = per_seed(pd.read_csv(path))
+        seeds = seeds[seeds["method"] == method]
+        g = seeds.groupby("dataset", sort=False)
+        cols[label] = g.agg(error=("error", "median"), lo=("error", "min"),
+                            hi=("error", "max"), terms=("terms", "median"))
+    names = list(dict.fromkeys(n for c in cols.values() for n in c.index))
+    lines = [f"| dataset | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for name in names:
+        cells = [f"{c.loc[name, 'error']:.3f} [{c.loc[name, 'lo']:.3f}-{c.loc[name, 'hi']:.3f}]"
+                 f" ({c.loc[name, 'terms']:g})" if name in c.index else "" for c in cols.values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=",".join(REGRESSION + CLASSIFICATION))
@@ -306,8 +328,13 @@ def main(argv=None):
                         help="firecy.estimators._linear_terms.TYPICAL for this run")
     parser.add_argument("--csv")
     parser.add_argument("--from-csv", nargs="*")
+    parser.add_argument("--variants", nargs="*",
+                        help="label=csv ...: fire_lin's errors per dataset, a column per run")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    if args.variants:
+        print(variants(args.variants))
+        return
     if args.from_csv:
         df = pd.concat([pd.read_csv(f) for f in args.from_csv])
     else:
