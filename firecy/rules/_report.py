@@ -120,9 +120,13 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     if feature_names is None:
         feature_names = est_names
     if source is not None:
+        # each row's "class" is its output's index, as the lines below pick
+        # them (not the label, which may be any value; the header names it)
+        K = n_outputs(ensemble)
         rows = rules_table(source, None, feature_names, X, sample_weight,
                            show_missing=show_missing, precision=precision, exact=exact,
-                           as_frame=False, support=support, classes=classes)
+                           as_frame=False, support=support,
+                           classes=[0, 0] if K == 1 else list(range(K)))
     else:
         rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
                            show_missing=show_missing, precision=precision, exact=exact,
