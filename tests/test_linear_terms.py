@@ -327,3 +327,17 @@ def test_cli_linear_terms_option(tmp_path, monkeypatch):
     args = build_parser().parse_args(["extract", "data.csv", "--target", "y",
                                       "--no-linear-terms"])
     assert _make_fire(None, args, "mcp", 0.5).linear_terms is False
+
+
+def test_interpret_local_explanation_holds_the_terms(fitted):
+    pytest.importorskip("interpret")
+    from firecy.interpret import explain_local
+
+    est, X, y = fitted
+    local = explain_local(est, X.iloc[:5], y[:5])
+    for i in range(5):
+        row = local.data(i)
+        assert row["extra"]["scores"][0] + sum(row["scores"]) == pytest.approx(
+            est.predict(X.iloc[[i]])[0], rel=1e-10)
+    assert sum(name.startswith("+") or name.startswith("-") for name in local.feature_names) \
+        == np.count_nonzero(est.linear_coef_)
