@@ -148,7 +148,7 @@ def explain_global(est, name=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> g = fire.explain_global()
     >>> g.explanation_type, g.data()["names"]
     ('global', ['x0 > 2.0 and x1 > 15.0', 'x0 > 2.0 and x1 <= 15.0'])
@@ -260,7 +260,7 @@ def explain_local(est, X, y=None, name=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> row = fire.explain_local(X[3:4], y[3:4]).data(0)
     >>> row["names"], [round(s, 6) for s in row["scores"]], row["values"][0]
     (['x0 > 2.0 and x1 > 15.0', 'x0 > 2.0 and x1 <= 15.0'], [5.5, 0.0], 'x0 = 3, x1 = 20')

@@ -115,7 +115,7 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> fig = plot_explanation(fire, [3.0, 20.0])
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['intercept + baseline', 'x0 > 2.0 and x1 > 15.0', 'prediction']

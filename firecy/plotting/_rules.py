@@ -145,7 +145,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> fig = plot_rules(fire, feature_names=["age", "dose"])
     >>> def texts(gid):
     ...     return sorted(t.get_text() for t in fig.findobj(

@@ -127,7 +127,7 @@ class RiskCard:
     >>> from firecy.risk import risk_card
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> forest = RandomForestClassifier(n_estimators=30, max_depth=2, random_state=0)
-    >>> fire = FIREClassifier(forest, max_rules=4, random_state=0).fit(X, y)
+    >>> fire = FIREClassifier(forest, max_rules=4, linear_terms=False, random_state=0).fit(X, y)
     >>> card = risk_card(fire, X, y)
 
     A row's risk is read off its integer score:

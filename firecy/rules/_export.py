@@ -193,7 +193,7 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_python
     >>> source = rules_python(fire, feature_names=["age", "dose"])
     >>> print(source[source.index("def predict"):].strip())
@@ -285,7 +285,7 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_sql
     >>> sql = rules_sql(fire, feature_names=["age", "dose"], alias="prediction",
     ...                 table="data")

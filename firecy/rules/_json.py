@@ -94,7 +94,7 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> import json
     >>> from firecy.rules import rules_json
     >>> doc = json.loads(json.dumps(rules_json(fire, ["age", "dose"], X, data="doses.csv")))

@@ -136,7 +136,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_table
     >>> table = rules_table(fire, feature_names=["age", "dose"], X=X, as_frame=False)
     >>> [(row["rule"], round(row["contribution"], 6), row["support"]) for row in table]
