@@ -24,7 +24,8 @@ def test_auto_depth_beats_full_leaves_on_a_fully_grown_forest(diabetes):
     Xtr, Xte, ytr, yte = diabetes
     rf = RandomForestRegressor(n_estimators=100, random_state=0).fit(Xtr, ytr)
     with pytest.warns(UserWarning, match="rarely generalise"):
-        leaves = FIRERegressor(rf, rule_depth=None, random_state=0, linear_terms=False).fit(Xtr, ytr)
+        leaves = FIRERegressor(rf, rule_depth=None, random_state=0,
+                               linear_terms=False).fit(Xtr, ytr)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "auto" keeps rules that hold enough rows
         auto = FIRERegressor(rf, random_state=0, linear_terms=False).fit(Xtr, ytr)
@@ -150,7 +151,8 @@ def test_cut_estimator_pickles_and_predicts_the_same(diabetes):
 
     Xtr, Xte, ytr, _ = diabetes
     rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(Xtr, ytr)
-    fire = FIRERegressor(rf, rule_depth=2, n_lambdas=10, cv=2, random_state=0, linear_terms=False).fit(Xtr, ytr)
+    fire = FIRERegressor(rf, rule_depth=2, n_lambdas=10, cv=2, random_state=0,
+                         linear_terms=False).fit(Xtr, ytr)
     back = pickle.loads(pickle.dumps(fire))
     np.testing.assert_array_equal(back.predict(Xte), fire.predict(Xte))
     assert back.ensemble_.rule_depth == 2

@@ -51,7 +51,8 @@ _WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
 
 @parametrize_with_checks(
     [FIREClassifier(RandomForestClassifier(n_estimators=10, max_depth=3, bootstrap=False,
-                                           random_state=0), cv=3, n_lambdas=15, linear_terms=False)],
+                                           random_state=0), cv=3, n_lambdas=15,
+                    linear_terms=False)],
     expected_failed_checks=lambda est: {c: "run at the defaults (slow step)"
                                         for c in _WEIGHT_CHECKS})
 def test_check_estimator(estimator, check):
@@ -73,7 +74,8 @@ def test_check_estimator_defaults(estimator, check):
 def test_clone_and_pickle(binary):
     X, y = binary
     forest = RandomForestClassifier(n_estimators=20, max_depth=3, random_state=0)
-    est = FIREClassifier(forest, max_rules=6, selection="validation", random_state=0, linear_terms=False).fit(X, y)
+    est = FIREClassifier(forest, max_rules=6, selection="validation", random_state=0,
+                         linear_terms=False).fit(X, y)
     assert clone(est).get_params()["max_rules"] == 6
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
@@ -151,7 +153,8 @@ def test_predict_proba_agrees_with_independent_computation(task, binary, multicl
     X, y = binary if task == "binary" else multiclass
     labels = np.array(["a", "b", "c"])[y]       # string labels
     forest = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0)
-    fire = FIREClassifier(forest, max_rules=8, selection="validation", random_state=0, linear_terms=False)
+    fire = FIREClassifier(forest, max_rules=8, selection="validation", random_state=0,
+                          linear_terms=False)
     fire.fit(X, labels)
     assert 0 < fire.n_rules_ <= 8
     eta = _independent_margin(fire, X)
@@ -274,7 +277,8 @@ def test_multiclass_union_of_depths_is_stationary_and_selects(multiclass, model)
     np.testing.assert_allclose(grad[nz] + lam * np.sign(w[nz]), 0.0, atol=1e-8)
     assert np.all(np.abs(grad[~nz]) <= lam * (1 + 1e-4))
     # and the default selection runs on the union, within its budget
-    cv = FIREClassifier(model, rule_depth=(1, 2), cv=3, random_state=0, linear_terms=False).fit(X, y)
+    cv = FIREClassifier(model, rule_depth=(1, 2), cv=3, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert 0 < cv.n_rules_ <= 14 and cv.rule_depth_ == (1, 2)
 
 
@@ -315,7 +319,8 @@ def test_missing_label_is_a_clear_error(binary, missing):
         FIREClassifier(RandomForestClassifier(n_estimators=3), linear_terms=False).fit(X, labels)
     with pytest.raises(ValueError, match=r"Input y contains None: 1 missing label\(s\), "
                                          r"the first at row 5"):
-        FIREClassifier(RandomForestClassifier(n_estimators=3), linear_terms=False).fit(X, list(labels[:5]) + [None]
+        FIREClassifier(RandomForestClassifier(n_estimators=3),
+                       linear_terms=False).fit(X, list(labels[:5]) + [None]
                                                                    + list(labels[6:]))
 
 

@@ -415,7 +415,8 @@ def _lightgbm_fit(kind="lightgbm"):
         from sklearn.ensemble import RandomForestRegressor
 
         model = RandomForestRegressor(n_estimators=40, max_depth=3, random_state=0)
-    fire = FIRERegressor(model, max_rules=10, cv=3, n_lambdas=20, random_state=0, linear_terms=False).fit(X, y)
+    fire = FIRERegressor(model, max_rules=10, cv=3, n_lambdas=20, random_state=0,
+                         linear_terms=False).fit(X, y)
     return X, fire
 
 

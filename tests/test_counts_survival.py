@@ -378,7 +378,8 @@ def test_poisson_estimator_predicts_rates_and_scores_d2():
     X = rng.normal(size=(400, 3))
     e = rng.uniform(0.5, 2.0, size=400)
     y = rng.poisson(e * np.exp(0.8 * (X[:, 0] > 0)))
-    fire = FIREPoissonRegressor(_forest(), random_state=0, cv=3, linear_terms=False).fit(X, y, exposure=e)
+    fire = FIREPoissonRegressor(_forest(), random_state=0, cv=3,
+                                linear_terms=False).fit(X, y, exposure=e)
     assert 0 < fire.n_rules_ <= 14
     rate = fire.predict(X)
     np.testing.assert_allclose(fire.predict(X, exposure=e), rate * e)

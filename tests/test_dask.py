@@ -216,7 +216,8 @@ def test_errors(reg):
     with pytest.raises(ValueError, match="X has 600 rows but y has 599"):
         FIRERegressor(rf, **kw).fit(da.from_array(X, chunks=100), da.from_array(y[:-1]))
     with pytest.raises(ValueError, match="sample_size"):
-        fit_dask(FIRERegressor(rf, linear_terms=False), da.from_array(X), da.from_array(y), sample_size=1)
+        fit_dask(FIRERegressor(rf, linear_terms=False), da.from_array(X), da.from_array(y),
+                 sample_size=1)
 
 
 def test_errors_dataframe_partitions(reg):

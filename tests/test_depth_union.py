@@ -93,9 +93,11 @@ def test_rule_depth_tuples():
     # depths beyond the trees: the leaves (depth-2 trees, (1, 5) is (1, 2))
     X, y = make_data("binary", n=300)
     forest = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0)
-    fire = FIREClassifier(forest, rule_depth=(1, 5), lam=0.01, random_state=0, linear_terms=False).fit(X, y)
+    fire = FIREClassifier(forest, rule_depth=(1, 5), lam=0.01, random_state=0,
+                          linear_terms=False).fit(X, y)
     assert fire.rule_depth_ == (1, 2)
-    fire = FIREClassifier(forest, rule_depth=(2, 5), lam=0.01, random_state=0, linear_terms=False).fit(X, y)
+    fire = FIREClassifier(forest, rule_depth=(2, 5), lam=0.01, random_state=0,
+                          linear_terms=False).fit(X, y)
     assert fire.rule_depth_ is None and fire.ensemble_.n_trees == 5
 
 

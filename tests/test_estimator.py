@@ -70,7 +70,8 @@ def test_default_sample_weight_equivalence():
         check_sample_weight_equivalence_on_dense_data,
     )
 
-    check_sample_weight_equivalence_on_dense_data("FIRERegressor", FIRERegressor(linear_terms=False))
+    check_sample_weight_equivalence_on_dense_data("FIRERegressor",
+                                                  FIRERegressor(linear_terms=False))
 
 
 def test_default_forest_bootstrap_size():
@@ -91,7 +92,8 @@ def test_default_forest_bootstrap_size():
 
 def test_clone_and_pickle(data, forest):
     X, y = data
-    est = FIRERegressor(forest, max_rules=8, gamma=1.5, random_state=0, linear_terms=False).fit(X, y)
+    est = FIRERegressor(forest, max_rules=8, gamma=1.5, random_state=0,
+                        linear_terms=False).fit(X, y)
     params = clone(est).get_params()
     assert params["max_rules"] == 8 and params["gamma"] == 1.5
     again = pickle.loads(pickle.dumps(est))
@@ -119,7 +121,8 @@ def test_frozen_estimator_survives_clone(data, forest):
     from sklearn.frozen import FrozenEstimator
 
     X, y = data
-    est = clone(FIRERegressor(FrozenEstimator(forest), max_rules=5, random_state=0, linear_terms=False))
+    est = clone(FIRERegressor(FrozenEstimator(forest), max_rules=5, random_state=0,
+                              linear_terms=False))
     est.fit(X[:100], y[:100])  # a refit would change the forest
     assert est.estimator_.estimator is forest
     assert est.ensemble_.n_rules == sum(t.tree_.n_leaves for t in forest.estimators_)
@@ -191,7 +194,8 @@ def test_fixed_lambda(data, forest):
     assert np.isnan(est.validation_error_)
     assert est.n_rules_ >= 1
     with pytest.warns(UserWarning, match="more than max_rules"):
-        FIRERegressor(forest, lam=ref.path_.lambdas[-1] * 1e-3, max_rules=1, linear_terms=False).fit(X, y)
+        FIRERegressor(forest, lam=ref.path_.lambdas[-1] * 1e-3, max_rules=1,
+                      linear_terms=False).fit(X, y)
 
 
 def test_grid_over_gamma(data, forest):
@@ -247,11 +251,13 @@ def test_penalty_objects_and_l1(data, forest):
 @pytest.mark.skipif(not _has_penalty("MCPFusion"), reason="MCPFusion not built yet")
 def test_fusion_and_group_l0(data, forest):
     X, y = data
-    est = FIRERegressor(forest, fusion=[0.0, 0.5], max_rules=8, random_state=0, linear_terms=False).fit(X, y)
+    est = FIRERegressor(forest, fusion=[0.0, 0.5], max_rules=8, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert [p.params["fusion"] for p in est.paths_] == [0.0, 0.5]
     assert est.n_rules_ <= 8
     if _has_penalty("GroupL0"):
-        est = FIRERegressor(forest, group_l0=0.01, max_rules=8, random_state=0, linear_terms=False).fit(X, y)
+        est = FIRERegressor(forest, group_l0=0.01, max_rules=8, random_state=0,
+                            linear_terms=False).fit(X, y)
         assert est.n_rules_ <= 8
 
 
@@ -261,7 +267,8 @@ def test_integer_weights_equal_row_repetition(data, forest):
     X, y = data
     sw = np.random.default_rng(0).integers(0, 4, size=len(y))
     ref = FIRERegressor(forest, max_rules=8, random_state=0, linear_terms=False).fit(X, y)
-    a = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10, linear_terms=False).fit(X, y, sample_weight=sw)
+    a = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10,
+                      linear_terms=False).fit(X, y, sample_weight=sw)
     b = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10, linear_terms=False).fit(
         np.repeat(X, sw, axis=0), np.repeat(y, sw)
     )
@@ -545,7 +552,8 @@ def test_lambdas_are_checked_and_lam_needs_one_above_it(data, forest):
 
 def test_lambdas_give_the_same_path_as_the_default_grid(data, forest):
     X, y = data
-    ref = FIRERegressor(forest, n_lambdas=12, refine_path=False, random_state=0, linear_terms=False).fit(X, y)
+    ref = FIRERegressor(forest, n_lambdas=12, refine_path=False, random_state=0,
+                        linear_terms=False).fit(X, y)
     again = FIRERegressor(forest, lambdas=ref.paths_[0].lambdas, refine_path=False,
                           random_state=0, linear_terms=False).fit(X, y)
     np.testing.assert_allclose(again.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
@@ -580,7 +588,8 @@ def test_fit_from_two_threads(data, forest):
     import threading
 
     X, y = data
-    ref = FIRERegressor(forest, max_rules=5, cv=3, n_lambdas=12, random_state=0, linear_terms=False).fit(X, y)
+    ref = FIRERegressor(forest, max_rules=5, cv=3, n_lambdas=12, random_state=0,
+                        linear_terms=False).fit(X, y)
     shared = clone(ref)
     pair = [clone(ref), clone(ref)]
     errors, calls = [], []

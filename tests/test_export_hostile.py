@@ -437,7 +437,8 @@ def test_hostile_class_labels(n_classes, tmp_path):
     first = np.array(CODE_LIKE[:n_classes], dtype=object)
     y = first[codes]
     rf = quiet_fit(RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0), X, y)
-    clf = quiet_fit(FIREClassifier(rf, max_rules=10, n_lambdas=10, random_state=0, linear_terms=False), X, y)
+    clf = quiet_fit(FIREClassifier(rf, max_rules=10, n_lambdas=10, random_state=0,
+                                   linear_terms=False), X, y)
     assert list(clf.classes_) == sorted(first)
     expected = clf.decision_function(X).reshape(len(X), -1)
     models = []

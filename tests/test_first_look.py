@@ -37,7 +37,8 @@ def test_rules_support_uses_sample_weights():
     X, y = load_diabetes(return_X_y=True)
     rf = RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
     w = np.random.default_rng(0).uniform(0, 3, size=len(y))
-    fire = FIRERegressor(rf, n_lambdas=10, cv=3, random_state=0, linear_terms=False).fit(X, y, sample_weight=w)
+    fire = FIRERegressor(rf, n_lambdas=10, cv=3, random_state=0,
+                         linear_terms=False).fit(X, y, sample_weight=w)
     table = fire.rules_
     rows = fire.transform(X) != 0     # columns in design-column order
     by_column = dict(zip(sorted(table["column"]), (w[:, None] * rows).sum(0) / w.sum()))
@@ -91,7 +92,8 @@ def test_multiclass_summary_gives_each_class_its_own_intercept():
     X, y = load_iris(return_X_y=True)
     X, y = X[25:], y[25:]           # unequal classes: a per-class baseline
     gb = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
-    fire = FIREClassifier(gb, n_lambdas=15, cv=3, random_state=0, n_jobs=1, linear_terms=False).fit(X, y)
+    fire = FIREClassifier(gb, n_lambdas=15, cv=3, random_state=0, n_jobs=1,
+                          linear_terms=False).fit(X, y)
     base = np.asarray(fire.ensemble_.baseline(X[:1]))[0]
     assert np.ptp(base) > 0 and np.ptp(fire.intercept_) > 0
     text = fire.summary()

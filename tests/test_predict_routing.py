@@ -400,7 +400,8 @@ def test_counts_and_survival():
     e = rng.uniform(0.5, 2.0, size=400)
     y = rng.poisson(e * np.exp(0.8 * (X[:, 0] > 0) - 0.5 * (X[:, 1] > 0.5)))
     forest = RandomForestRegressor(40, max_depth=3, random_state=0)
-    pois = FIREPoissonRegressor(forest, random_state=0, cv=3, linear_terms=False).fit(X, y, exposure=e)
+    pois = FIREPoissonRegressor(forest, random_state=0, cv=3,
+                                linear_terms=False).fit(X, y, exposure=e)
     _check_estimator(pois, X, lambda Z: np.log(pois.predict(Z)))
     time = rng.exponential(np.exp(-1.0 * (X[:, 0] > 0)))
     event = rng.uniform(size=400) < 0.8

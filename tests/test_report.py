@@ -251,7 +251,8 @@ def test_hostile_feature_names(tmp_path):
     X = pd.DataFrame(rng.normal(size=(500, len(names))), columns=names)
     y = X.iloc[:, :6].sum(axis=1).to_numpy() + 0.1 * rng.normal(size=500)
     est = quiet_fit(FIRERegressor(RandomForestRegressor(40, max_depth=3, random_state=0),
-                                  n_lambdas=10, cv=3, max_rules=14, random_state=0, linear_terms=False), X, y)
+                                  n_lambdas=10, cv=3, max_rules=14, random_state=0,
+                                  linear_terms=False), X, y)
     document = write_report(est, tmp_path / "r.html", X, y).read_text(encoding="utf-8")
     shown = check_hostile(est, document, names)
     # the fit reached the names: many are in the rules and the explained rows
@@ -281,7 +282,8 @@ def test_hostile_class_labels(n_classes):
     labels = np.array(CODE_LIKE[:n_classes - 1] + ["\ud800<b>x</b>"], dtype=object)
     y = labels[codes]
     est = quiet_fit(FIREClassifier(RandomForestClassifier(20, max_depth=3, random_state=0),
-                                   max_rules=8, n_lambdas=10, cv=3, random_state=0, linear_terms=False), X, y)
+                                   max_rules=8, n_lambdas=10, cv=3, random_state=0,
+                                   linear_terms=False), X, y)
     document = report_html(est, X, y)
     shown = check_hostile(est, document, list(labels))
     assert len(shown) == n_classes

@@ -136,7 +136,8 @@ def counts():
 def test_poisson_booster_default_unit_reproduces_the_library(counts, name):
     X, y, e, models = counts
     model = models[name]
-    fire = _fit(FIREPoissonRegressor(model, cv=3, random_state=0, n_jobs=1, linear_terms=False), X, y, exposure=e)
+    fire = _fit(FIREPoissonRegressor(model, cv=3, random_state=0, n_jobs=1,
+                                     linear_terms=False), X, y, exposure=e)
     ens = fire.ensemble_
     assert fire.rule_values_ == "unit" and ens.is_indicator and ens.rule_depth is None
     np.testing.assert_array_equal(ens.leaf_values, 1.0)

@@ -203,7 +203,8 @@ def test_cv_selection_is_deterministic(data, forest):
     X, y = data
     # n_jobs=None: as many threads as tasks and cores; 1: the calling thread;
     # a grid of two points, so that the full-data paths run in threads too
-    fits = [FIRERegressor(forest, random_state=7, n_jobs=n_jobs, gamma=[1.1, 3.0], linear_terms=False).fit(X, y)
+    fits = [FIRERegressor(forest, random_state=7, n_jobs=n_jobs, gamma=[1.1, 3.0],
+                          linear_terms=False).fit(X, y)
             for n_jobs in (1, 1, None, 2)]
     for other in fits[1:]:
         np.testing.assert_array_equal(other.coef_, fits[0].coef_)
