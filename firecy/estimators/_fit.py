@@ -137,7 +137,13 @@ def fit_rule_model(est, data, task, progress=None):
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
     paths, best = select(est, grid, rules, fit, data, task, progress)
-    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data)
+    stable = None
+    if getattr(est, "stable", False):
+        # the rules that random halves of the rows agree on, refitted (_stable)
+        from firecy.estimators._stable import stable_selection
+
+        stable = stable_selection(est, grid, rules, fit, data, task, paths, best)
+    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, stable)
     return est
 
 
@@ -157,8 +163,10 @@ def rule_set(est, model, data, model_names, task):
         raise ValueError(
             f"X has {est.n_features_in_} features, but the estimator "
             f"{type(inner).__name__} was fitted with {int(n_model)}")
+    # stable=True: single conditions and pairs unless rule_depth says otherwise
+    depth = (1, 2) if getattr(est, "stable", False) and est.rule_depth == "auto" else None
     ens, table, cut = rules_at_depth(est, ens, Xm,
-                                     data.sample_weight if data.weighted else None)
+                                     data.sample_weight if data.weighted else None, depth)
     ens, values, values_note = apply_rule_values(est.rule_values, inner, ens)
     notes = [cut.note] + ([values_note] if values_note else [])
     return RuleSet(ens, table, Xm, cut, values, notes)
@@ -249,16 +257,20 @@ def select(est, grid, rules, fit, data, task, progress):
     return [fit.scale.unscale_path(p) for p in paths], best
 
 
-def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data):
-    """Step 6: the fitted attributes of ``est`` from the selected point."""
+def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, stable=None):
+    """Step 6: the fitted attributes of ``est`` from the selected point (or,
+    with ``stable``, from ``(coef, intercept, rule_stability)``)."""
     g_best, k_best = best
     path = paths[g_best]
     est.paths_ = paths
     est.path_ = path
     est.best_params_ = dict(grid[g_best][0])
+    coef, intercept = path.coefs[k_best], path.intercepts[k_best]
+    if stable is not None:
+        coef, intercept, est._rule_stability = stable
     # a rule kept twice (equal leaves of two trees) is stated once
-    est.coef_ = merge_equal_rules(rules.ensemble, np.array(path.coefs[k_best], dtype=np.float64))
-    intercept = np.array(path.intercepts[k_best], dtype=np.float64)
+    est.coef_ = merge_equal_rules(rules.ensemble, np.array(coef, dtype=np.float64))
+    intercept = np.array(intercept, dtype=np.float64)
     # one intercept per output for a multi-output fitter
     est.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
     est.lambda_ = float(path.lambdas[k_best])
