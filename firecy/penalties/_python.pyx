@@ -46,10 +46,9 @@ cdef class PythonPenalty(Penalty):
     * optionally ``block_score(w, grad, step, curvature) -> float``
       (see :class:`Penalty`) and ``local_quadratic(w, curvature) ->
       (grad, hess) or None`` (the exact diagonal local model on the
-      nonzero coordinates, for the engine's Newton steps; without it, a
-      separable penalty's model is read off ``subdiff``: the derivative at
-      each nonzero coordinate and a central difference of it, so that the
-      Newton steps run for every separable plug-in);
+      nonzero coordinates; enables the engine's Newton steps; without it a
+      separable penalty gets the model :class:`Penalty` derives from
+      ``subdiff``);
 
     a numeric attribute ``lam`` (the path sets it; the methods read it) and
     optionally the flags ``is_separable`` and ``score_is_decrease`` (default
@@ -254,20 +253,15 @@ cdef class PythonPenalty(Penalty):
     cdef Py_ssize_t local_groups(self, const Block* blk, const double* w, Py_ssize_t* group,
                                  double* grad, double* hess) except -1 nogil:
         cdef Py_ssize_t k, n = blk.n, n_groups = 0
+        if self.local_method is None:
+            # no local_quadratic: the model the base class derives from
+            # subdiff (a separable penalty), else none
+            return Penalty.local_groups(self, blk, w, group, grad, hess)
         with gil:
-            if self.local_method is not None:
-                res = self.call("local_quadratic", blk,
-                                (numpy_copy(w, n), numpy_copy(blk.curv, n)))
-                if res is None:
-                    return -2
-                g_, h_ = self.pair_result(res, n, "local_quadratic", "grad", "hess")
-            elif self.flags & PENALTY_SEPARABLE:
-                res = self.separable_model(blk, numpy_copy(w, n))
-                if res is None:
-                    return -2
-                g_, h_ = res
-            else:
+            res = self.call("local_quadratic", blk, (numpy_copy(w, n), numpy_copy(blk.curv, n)))
+            if res is None:
                 return -2
+            g_, h_ = self.pair_result(res, n, "local_quadratic", "grad", "hess")
             if not (np.all(np.isfinite(g_)) and np.all(np.isfinite(h_))):
                 raise ValueError(f"penalty {self.name}: local_quadratic returned NaN or infinity")
             for k in range(n):    # one group per nonzero coordinate
@@ -279,33 +273,6 @@ cdef class PythonPenalty(Penalty):
                 else:
                     group[k] = -1
         return n_groups
-
-    cdef object separable_model(self, const Block* blk, object w):
-        """The local model of a separable penalty without ``local_quadratic``,
-        from its subdifferential: at a nonzero coordinate where the penalty
-        is differentiable (``lo == hi``) the derivative is ``lo``, and its
-        second derivative the central difference of the derivative at
-        ``w (1 +- 1e-6)`` (exact for the piecewise-quadratic penalties: L1,
-        MCP, SCAD). None where a nonzero coordinate sits on a kink (no
-        model: the engine then takes no Newton step). The engine keeps a
-        Newton step only if it lowers the objective, so an inexact second
-        derivative costs speed, never correctness."""
-        curv = numpy_copy(blk.curv, blk.n)
-        nz = w != 0
-        if not nz.any():
-            return np.zeros(blk.n), np.zeros(blk.n)
-        lo, hi = self.pair_result(self.call("subdiff", blk, (w, curv)), blk.n,
-                                  "subdiff", "lo", "hi")
-        if np.any(lo[nz] != hi[nz]) or not np.all(np.isfinite(lo[nz])):
-            return None
-        step = np.where(nz, 1e-6 * np.abs(w), 0.0)
-        up = self.pair_result(self.call("subdiff", blk, (w + step, curv)), blk.n,
-                              "subdiff", "lo", "hi")[0]
-        down = self.pair_result(self.call("subdiff", blk, (w - step, curv)), blk.n,
-                                "subdiff", "lo", "hi")[0]
-        hess = np.zeros(blk.n)
-        hess[nz] = (up[nz] - down[nz]) / (2.0 * step[nz])
-        return np.where(nz, lo, 0.0), hess
 
     # -- Python-level hooks -----------------------------------------------
 
