@@ -24,13 +24,20 @@ __all__ = ["FIREEstimatorBase", "default_forest"]
 
 def default_forest(est, kind):
     """The unfitted default model of ``est``: 500 trees of depth 3 (the paper's
-    setting; depth 2 with ``stable=True``: single conditions and pairs),
-    seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
+    setting; with ``stable=True`` 1,000 of depth 2, single conditions and
+    pairs), seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     forest = RandomForestClassifier if kind == "classification" else RandomForestRegressor
-    depth = 2 if getattr(est, "stable", False) else 3
-    return forest(n_estimators=500, max_depth=depth, random_state=est.random_state,
+    if getattr(est, "stable", False):
+        from firecy.estimators._stable import N_TREES
+
+        # a third of the features per split (SIRUS's mtry): the roots vary,
+        # and a rule's frequency over the trees ranks it
+        return forest(n_estimators=N_TREES, max_depth=2, max_features=1 / 3,
+                      random_state=est.random_state,
+                      n_jobs=effective_n_jobs(est.n_jobs, N_TREES))
+    return forest(n_estimators=500, max_depth=3, random_state=est.random_state,
                   n_jobs=effective_n_jobs(est.n_jobs, 500))
 
 

@@ -136,14 +136,19 @@ def fit_rule_model(est, data, task, progress=None):
     fit = design(rules, data, task, model, rescale)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
-    paths, best = select(est, grid, rules, fit, data, task, progress)
-    stable = None
+    pool = None
     if getattr(est, "stable", False):
-        # the rules that random halves of the rows agree on, refitted (_stable)
-        from firecy.estimators._stable import stable_selection
+        # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
+        from firecy.estimators._stable import stable_pool
 
-        stable = stable_selection(est, grid, rules, fit, data, task, paths, best)
-    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, stable)
+        pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight)
+    paths, best = select(est, grid, rules, fit, data, task, progress,
+                         source=None if pool is None else pool[0])
+    if pool is not None:
+        _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
+        best = _most_stable_within_one_se(paths, best)
+    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
+               None if pool is None else pool[1:])
     return est
 
 
@@ -228,8 +233,9 @@ def _fixed_lambdas(est, task, fit, sample_weight):
     return None if lambdas is None else lambdas / factor
 
 
-def select(est, grid, rules, fit, data, task, progress):
-    """Step 5: the paths of every grid point and the selected (grid, path) point."""
+def select(est, grid, rules, fit, data, task, progress, source=None):
+    """Step 5: the paths of every grid point and the selected (grid, path) point,
+    on the rules' columns (or on ``source``'s: a stable fit's pool)."""
     sw, n = data.sample_weight, data.n_samples
     select_lam = est.lam is None or len(grid) > 1
     by_budget = est.selection == "budget" and est.lam is None
@@ -247,7 +253,8 @@ def select(est, grid, rules, fit, data, task, progress):
         raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
     scaled_grid = fit.scale.scale_grid(grid)
     paths, best = select_on_paths(
-        scaled_grid, FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr), fit.target,
+        scaled_grid, source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr),
+        fit.target,
         sw, splits,
         lambdas=_fixed_lambdas(est, task, fit, sw), n_lambdas=est.n_lambdas, eps=est.eps,
         max_rules=est.max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
@@ -257,17 +264,23 @@ def select(est, grid, rules, fit, data, task, progress):
     return [fit.scale.unscale_path(p) for p in paths], best
 
 
-def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, stable=None):
-    """Step 6: the fitted attributes of ``est`` from the selected point (or,
-    with ``stable``, from ``(coef, intercept, rule_stability)``)."""
+def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, pool=None):
+    """Step 6: the fitted attributes of ``est`` from the selected point (with
+    ``pool``, a stable fit's ``(columns, frequency)``: its weights are on the
+    pool's columns)."""
     g_best, k_best = best
     path = paths[g_best]
     est.paths_ = paths
     est.path_ = path
     est.best_params_ = dict(grid[g_best][0])
     coef, intercept = path.coefs[k_best], path.intercepts[k_best]
-    if stable is not None:
-        coef, intercept, est._rule_stability = stable
+    if pool is not None:
+        columns, frequency = pool
+        coef = np.zeros(len(fit.leaf_values))
+        coef[columns] = path.coefs[k_best]
+        est.stable_columns_ = columns
+        est._rule_stability = np.full(len(fit.leaf_values), np.nan)
+        est._rule_stability[columns] = frequency
     # a rule kept twice (equal leaves of two trees) is stated once
     est.coef_ = merge_equal_rules(rules.ensemble, np.array(coef, dtype=np.float64))
     intercept = np.array(intercept, dtype=np.float64)
@@ -293,3 +306,36 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, sta
     est._train_support = column_support(rules.leaf_table, len(fit.leaf_values),
                                         data.sample_weight)
     warn_small_rules(rules.cut, est.coef_)
+
+
+def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best):
+    """A stable fit's ``path_.stability``: along the selected grid point's path
+    (in the data's units), the agreement of fits on random halves (``_stable``)."""
+    from firecy.estimators._stable import path_stability
+
+    g, _ = best
+    path = paths[g]
+    lams = np.unique(path.lambdas)[::-1]
+    penalty = fit.scale.scale_grid([grid[g]])[0][1]
+    values = path_stability(est, source, penalty, lams / fit.scale.lam_factor, fit.target,
+                            data.sample_weight, task.fitter(rules.ensemble))
+    path.stability = values[np.searchsorted(-lams, -np.asarray(path.lambdas))]
+
+
+def _most_stable_within_one_se(paths, best):
+    """A stable fit's point on the selected path: among the eligible points
+    whose validation error is within one standard error of the lowest (as
+    ``one_se``), the one whose halves agree most (``path_.stability``), then
+    the fewest rules; the lowest error where the path was not validated."""
+    g, k = best
+    path = paths[g]
+    err, std = np.asarray(path.validation_error), np.asarray(path.validation_error_std)
+    if not np.isfinite(err[k]):
+        return best
+    n_folds = max(int(getattr(path, "_n_folds", 5)), 2)
+    bar = err[k] + std[k] / np.sqrt(n_folds - 1)
+    ok = np.flatnonzero(np.asarray(path.eligible) & (err <= bar) & np.isfinite(path.stability))
+    if ok.size == 0:
+        return best
+    pick = max(ok, key=lambda i: (path.stability[i], -int(path.n_rules[i]), -err[i]))
+    return g, int(pick)

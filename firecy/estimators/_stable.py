@@ -1,43 +1,48 @@
 """``stable=True``: rule sets that independent samples agree on (issue 39).
 
-Three pieces, each measured in ``benchmarks/stability/RESULTS.md``:
+FIRE chooses among thousands of nearly equal rules, and which one depends on
+the sample (``docs/stability.rst``).  SIRUS (Bénard, Biau, Da Veiga, Scornet
+2021) gets its stability from a pool of few candidates that every sample
+agrees on: rules of one or two conditions, split points on each feature's
+deciles, ranked by how many trees of a forest hold them.  ``stable=True``
+takes that pool and FIRE's selection and weights within it:
 
-* **a grid of split points** (:func:`fit_grid_forest`): the default forest is
-  grown on each feature binned at its training deciles, its thresholds then
-  written back in the data's units, so that two samples' forests offer the
-  same candidate thresholds; its trees have depth 2 and the rules are their
-  nodes at depths 1 and 2 (single conditions and pairs, as SIRUS's);
-* **stability selection** (:func:`stable_selection`; Meinshausen and
-  Bühlmann 2010): the selected grid point's path is refitted on
-  ``N_SUBSAMPLES`` random halves of the rows, on the lambdas down to the
-  selected one; a rule's frequency is the fraction of halves that keep it (a
-  rule is its conditions: equal rules of different trees are one), and the
-  model keeps the rules whose frequency reaches ``THRESHOLD`` at some lambda
-  at or above the selected one, the most frequent first, within the budget;
-* **FIRE's refit** of those rules' weights on every row, at the selected
-  lambda.
+* **a grid of split points** (:func:`fit_grid_forest`): the default forest
+  (1,000 trees of depth 2) is grown on each feature binned at its training
+  deciles, its thresholds then written back in the data's units, so that two
+  samples' forests offer the same candidate thresholds;
+* **the pool** (:func:`stable_pool`): the rules at depths 1 and 2 of the
+  trees (single conditions and pairs), equal rules of different trees as
+  one, ranked by the fraction of the trees that hold them (each tree is fit
+  on a bootstrap sample: the rule's selection frequency over those fits),
+  rules that select the same training rows (or their complement) as a more
+  frequent one left out; the ``POOL_PER_RULE * max_rules`` most frequent;
+* **FIRE's selection** among them: the regularisation path and
+  cross-validation of the estimator's parameters, on the pool's columns;
+* **the path's stability** (:func:`path_stability`): the path refitted on
+  ``N_SUBSAMPLES`` random halves of the rows, and at each point the mean
+  Dice index of pairs of halves' rule sets, beside the validation error.
 
-The frequencies are also the kept rules' ``stability`` column, and the mean
-Dice index of pairs of halves' rule sets at each path point is the path's
-``stability`` (``path_.stability``, drawn by ``plot_path``).
+The pool's frequencies are the kept rules' ``stability`` column.  What each
+piece is worth is measured in ``benchmarks/stability/RESULTS.md``.
 """
-from types import SimpleNamespace
-
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from firecy._threads import effective_n_jobs
 from firecy.ensembles._simplify import simplify_conditions
-from firecy.estimators._fit_design import FitDesign
 from firecy.estimators._selection import SquaredLossPaths
 from firecy.estimators._stability import dice
 from firecy.solver import BlockDesign
 
-__all__ = ["fit_grid_forest", "stable_selection", "N_SUBSAMPLES", "THRESHOLD"]
+__all__ = ["PoolDesign", "fit_grid_forest", "stable_pool", "path_stability",
+           "N_TREES", "POOL_PER_RULE", "N_SUBSAMPLES"]
 
+N_TREES = 2000
+POOL_PER_RULE = 1
 N_SUBSAMPLES = 20
-THRESHOLD = 0.5
 N_BINS = 10
 
 
@@ -62,8 +67,6 @@ def fit_grid_forest(forest, X, y, sample_weight, n_bins=N_BINS):
     -------
     forest : fitted
     """
-    import scipy.sparse as sp
-
     if sp.issparse(X):
         raise TypeError("stable=True grows its forest on binned features: pass X dense")
     Xf = np.asarray(X, dtype=np.float32)
@@ -73,127 +76,128 @@ def fit_grid_forest(forest, X, y, sample_weight, n_bins=N_BINS):
     for j in range(Xf.shape[1]):
         col = Xf[:, j]
         seen = col[np.isfinite(col)]
-        e = np.unique(np.quantile(seen, levels, method="lower")) if seen.size else \
-            np.empty(0, dtype=np.float32)
-        e = e.astype(np.float32)
+        e = (np.unique(np.quantile(seen, levels, method="lower")) if seen.size
+             else np.empty(0)).astype(np.float32)
         edges.append(e)
-        b = np.searchsorted(e, col, side="left").astype(np.float32)   # edges below x
-        binned[:, j] = np.where(np.isnan(col), np.nan, b)
+        binned[:, j] = np.where(np.isnan(col), np.nan,
+                                np.searchsorted(e, col, side="left"))   # edges below x
     forest.fit(binned, y, sample_weight=sample_weight)
     for tree in forest.estimators_:
         t = tree.tree_
         inner = np.flatnonzero(t.children_left != -1)
-        # a split at k + 0.5 between bins k and k + 1 is x <= edge_k
+        # a split at k + 0.5 between bins k and k + 1 is float32(x) <= edge_k
         k = np.floor(t.threshold[inner]).astype(np.intp)
         t.threshold[inner] = [float(edges[f][i]) for f, i in zip(t.feature[inner], k)]
     return forest
 
 
-def _rule_keys(ensemble, columns):
-    """{column: (class, conditions)} -- equal rules of different trees share a key."""
-    block = np.searchsorted(np.asarray(ensemble.block_ptr), columns, side="right") - 1
-    klass = np.asarray(ensemble.tree_class)[block]
-    return {int(j): (int(k), frozenset(simplify_conditions(ensemble.rules[int(j)])))
-            for j, k in zip(columns, klass)}
+class PoolDesign:
+    """The pool's columns (one block each) for any subset of the training rows:
+    the ``FitDesign`` of a stable fit (see ``_fit_design``)."""
+
+    def __init__(self, matrix):
+        self.matrix = sp.csr_matrix(matrix)
+
+    @property
+    def n_samples(self):
+        return self.matrix.shape[0]
+
+    @property
+    def n_columns(self):
+        return self.matrix.shape[1]
+
+    def rows(self, rows):
+        return PoolDesign(self.matrix[rows])
+
+    def block_design(self):
+        return BlockDesign.from_matrix(self.matrix.tocsc(), np.arange(self.n_columns + 1))
+
+
+def stable_pool(est, rules, leaf_values, sample_weight):
+    """The pool: the most frequent distinct rules of the fit's ensemble.
+
+    Returns
+    -------
+    design : PoolDesign
+        Their columns on the training rows (each rule's value where it holds).
+    columns : ndarray of int
+        Each pool column's design column in the ensemble (its first copy).
+    frequency : ndarray of float
+        The fraction of the model's trees that hold each pool rule.
+    """
+    from firecy.rules._inputs import model_tree_of
+
+    ens, table = rules.ensemble, rules.leaf_table
+    ptr = np.asarray(ens.block_ptr)
+    R = ptr[-1]
+    block = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    trees = model_tree_of(ens, np.arange(R))
+    klass = np.asarray(ens.tree_class)[block]
+    holders, first = {}, {}
+    for j in range(R):
+        key = (int(klass[j]), frozenset(simplify_conditions(ens.rules[j])))
+        holders.setdefault(key, set()).add(int(trees[j]))
+        first.setdefault(key, j)
+    n_trees = len(set(trees.tolist()))
+    ranked = sorted(holders, key=lambda k: (-len(holders[k]), first[k]))
+    size = POOL_PER_RULE * (est.max_rules or 7)
+    positive = np.asarray(sample_weight) > 0
+    seen, cols, freq, masks = set(), [], [], []
+    for key in ranked:
+        j = first[key]
+        mask = table[:, block[j]] == j
+        on = mask[positive]
+        if on.all() or not on.any():
+            continue
+        sig, comp = (klass[j], on.tobytes()), (klass[j], (~on).tobytes())
+        if sig in seen or comp in seen:   # the same rows, or their complement
+            continue
+        seen.add(sig)
+        cols.append(j)
+        freq.append(len(holders[key]) / n_trees)
+        masks.append(mask)
+        if len(cols) == size:
+            break
+    cols = np.asarray(cols, dtype=np.intp)
+    matrix = (np.column_stack(masks) * np.asarray(leaf_values)[cols] if len(cols)
+              else np.zeros((table.shape[0], 0)))
+    return PoolDesign(matrix), cols, np.asarray(freq)
 
 
 def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_intercept, tol,
                     max_iter):
-    """The kept columns at each lambda of the path on ``rows``."""
+    """The kept pool columns at each lambda of the path on ``rows``."""
     path = fitter.path(source.rows(rows).block_design(), target[rows], penalty,
                        sample_weight=sw[rows], lambdas=lambdas, fit_intercept=fit_intercept,
                        tol=tol, max_iter=max_iter)
-    return [np.flatnonzero(c) for c in np.asarray(path.coefs)]
+    return [frozenset(np.flatnonzero(c).tolist()) for c in np.asarray(path.coefs)]
 
 
-def stable_selection(est, grid, rules, fit, data, task, paths, best):
-    """The stable rule set and its refitted weights (see the module notes).
+def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter):
+    """At each of ``lambdas``, the mean Dice index of the rule sets of pairs
+    of ``N_SUBSAMPLES`` fits on random halves of the rows (NaN where a half's
+    path stopped early).
 
-    Returns
-    -------
-    coef : ndarray of shape (n_rules,)
-        In the data's units; zero but on the kept rules.
-    intercept : float or ndarray
-    rule_stability : ndarray of shape (n_rules,)
-        The kept rules' frequencies (NaN elsewhere).
+    Parameters
+    ----------
+    source : PoolDesign
+    penalty : Penalty
+        The selected grid point's template, in solver units.
+    lambdas : ndarray
+        In solver units, decreasing.
     """
-    g, k_best = best
-    path = paths[g]
-    lam_star = float(path.lambdas[k_best])
-    factor = fit.scale.lam_factor
-    # the path's lambdas at or above the selected one, decreasing, in solver units
-    lambdas = np.unique(path.lambdas[path.lambdas >= lam_star])[::-1] / factor
-    penalty = fit.scale.scale_grid([grid[g]])[0][1]
-    source = FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr)
-    sw = data.sample_weight
-    positive = np.flatnonzero(sw > 0)
+    positive = np.flatnonzero(np.asarray(sample_weight) > 0)
     rng = check_random_state(est.random_state)
     subsets = [np.sort(rng.choice(positive, positive.size // 2, replace=False))
                for _ in range(N_SUBSAMPLES)]
-    fitter = task.fitter(rules.ensemble) or SquaredLossPaths()
-    selected = Parallel(n_jobs=effective_n_jobs(est.n_jobs, N_SUBSAMPLES), prefer="threads")(
-        delayed(_subsample_task)(source, fit.target, sw, rows, penalty, lambdas, fitter,
-                                 bool(est.fit_intercept), float(est.tol), est.max_iter)
+    fitter = fitter or SquaredLossPaths()
+    runs = Parallel(n_jobs=effective_n_jobs(est.n_jobs, N_SUBSAMPLES), prefer="threads")(
+        delayed(_subsample_task)(source, target, sample_weight, rows, penalty, lambdas,
+                                 fitter, bool(est.fit_intercept), float(est.tol), est.max_iter)
         for rows in subsets)
-    seen = np.unique(np.concatenate([c for run in selected for c in run] or [[]])).astype(int)
-    keys = _rule_keys(rules.ensemble, seen)
-    # frequency of each key at each lambda (rows: lambdas, from the largest)
-    all_keys = sorted(set(keys.values()), key=lambda kk: min(j for j, v in keys.items()
-                                                             if v == kk))
-    index = {kk: i for i, kk in enumerate(all_keys)}
-    counts = np.zeros((lambdas.size, len(all_keys)))
-    sets_at = [[set() for _ in subsets] for _ in lambdas]
-    for b, run in enumerate(selected):
-        for i, cols in enumerate(run):
-            ks = {keys[int(j)] for j in cols}
-            sets_at[i][b] = ks
-            for kk in ks:
-                counts[i, index[kk]] += 1
-    freq = counts.max(axis=0) / len(subsets) if len(all_keys) else np.zeros(0)
-    _record_path_stability(path, lambdas * factor, sets_at)
-    order = np.argsort(-freq, kind="stable")
-    budget = est.max_rules if est.max_rules is not None else len(order)
-    chosen = [all_keys[i] for i in order if freq[i] >= THRESHOLD][:budget]
-    column_of = {}
-    for j, kk in sorted(keys.items()):
-        column_of.setdefault(kk, j)
-    cols = np.array(sorted(column_of[kk] for kk in chosen), dtype=np.intp)
-    if cols.size:
-        coef, intercept = _refit(est, rules, fit, data, task, penalty, lam_star / factor, cols)
-    else:   # no rule is stable: the path's model without rules
-        empty = np.flatnonzero(path.n_rules == 0)
-        coef, intercept = np.zeros(len(fit.leaf_values)), np.asarray(path.intercepts)[empty[0]]
-    rule_stability = np.full(len(fit.leaf_values), np.nan)
-    for j in np.flatnonzero(coef):
-        rule_stability[j] = freq[index[keys[int(j)]]]
-    return coef, intercept, rule_stability
-
-
-def _record_path_stability(path, lambdas, sets_at):
-    """``path.stability``: at each evaluated point, the mean Dice index of
-    pairs of halves' rule sets (NaN at points below the selected lambda)."""
-    out = np.full(len(path.lambdas), np.nan)
-    for lam, sets in zip(lambdas, sets_at):
-        pairs = [dice(a, b) for i, a in enumerate(sets) for b in sets[i + 1:]]
-        out[np.isclose(path.lambdas, lam, rtol=1e-12, atol=0.0)] = np.mean(pairs)
-    path.stability = out
-
-
-def _refit(est, rules, fit, data, task, penalty, lam, cols):
-    """FIRE's weights of the kept columns ``cols`` on every row at ``lam``
-    (solver units in, the data's units out): each column its own block."""
-    design = BlockDesign.from_leaf_table(rules.leaf_table, fit.leaf_values, fit.block_ptr)
-    keep = data.sample_weight > 0
-    small = BlockDesign.from_matrix(design.tocsc()[:, cols][keep], np.arange(cols.size + 1))
-    block = np.searchsorted(np.asarray(fit.block_ptr), cols, side="right") - 1
-    # the fitter of a multi-class model reads each block's class
-    outputs = SimpleNamespace(n_outputs=int(getattr(rules.ensemble, "n_outputs", 1)),
-                              tree_class=np.asarray(rules.ensemble.tree_class)[block])
-    fitter = task.fitter(outputs) or SquaredLossPaths()
-    res = fitter.path(small, fit.target[keep], penalty, sample_weight=data.sample_weight[keep],
-                      lambdas=np.array([lam]), fit_intercept=bool(est.fit_intercept),
-                      tol=float(est.tol), max_iter=est.max_iter)
-    res = fit.scale.unscale_path(res)
-    coef = np.zeros(len(fit.leaf_values))
-    coef[cols] = np.asarray(res.coefs)[-1]
-    return coef, np.asarray(res.intercepts)[-1]
+    out = np.full(len(lambdas), np.nan)
+    for k in range(len(lambdas)):
+        sets = [run[k] for run in runs if k < len(run)]
+        if len(sets) == len(runs):
+            out[k] = np.mean([dice(a, b) for i, a in enumerate(sets) for b in sets[i + 1:]])
+    return out
