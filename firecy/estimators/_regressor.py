@@ -163,16 +163,18 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         ``docs/objective.rst``).
     stable : bool, default=False
         A rule set that random halves of the data agree on
-        (``docs/stability.rst``): the default forest grows depth-2 trees
-        with split points on each feature's training deciles, the rules are
-        single conditions and pairs (``rule_depth=(1, 2)`` unless
-        ``rule_depth`` is set), and the rules kept are those that at least
-        half of 20 fits on random halves of the rows select at or above the
-        selected lambda (stability selection), most frequent first, their
-        weights refitted on every row. ``rules_`` then has a ``stability``
-        column (each rule's selection frequency) and ``path_.stability`` the
-        agreement of the halves' rule sets along the path. About 5 times the
-        CPU of a default fit.
+        (``docs/stability.rst``): the default forest (2,000 trees of depth 2,
+        a third of the features per split) splits on each feature's training
+        deciles; the rules are single conditions and pairs
+        (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and the
+        ``max_rules`` most frequent distinct ones over the trees form the
+        pool (SIRUS's); FIRE's path and cross-validation select and weight
+        rules in it, at the point within one standard error of the lowest
+        validation error whose 20 fits on random halves of the rows agree
+        most. ``rules_`` then has a ``stability`` column (each rule's
+        frequency over the trees) and ``path_.stability`` the agreement of
+        the halves' rule sets along the path. About twice the CPU of a
+        default fit.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3

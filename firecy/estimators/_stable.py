@@ -8,7 +8,7 @@ deciles, ranked by how many trees of a forest hold them.  ``stable=True``
 takes that pool and FIRE's selection and weights within it:
 
 * **a grid of split points** (:func:`fit_grid_forest`): the default forest
-  (1,000 trees of depth 2) is grown on each feature binned at its training
+  (2,000 trees of depth 2) is grown on each feature binned at its training
   deciles, its thresholds then written back in the data's units, so that two
   samples' forests offer the same candidate thresholds;
 * **the pool** (:func:`stable_pool`): the rules at depths 1 and 2 of the
