@@ -12,7 +12,9 @@ nonzero weight; RuleFit's linear terms are not rules) and fit CPU are kept.
 Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 ``stable=True``, SIRUS (``sirus.SirusRegressor`` / ``SirusClassifier`` at
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
-``RuleFitClassifier`` at theirs); ``--methods`` picks some.  One thread
+``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
+(``ABLATIONS``: ``stable_no_grid``, ``stable_pool2``, ``stable_trees500``,
+``stable_min_cv``) are ``stable=True`` with one piece changed.  One thread
 (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
@@ -58,8 +60,34 @@ def load(name):
     return X.to_numpy(float), np.asarray(y, float if task == "regression" else int), task
 
 
+# stable=True with one piece changed (what each piece is worth): the name and
+# the module attributes patched during the fit
+ABLATIONS = {
+    "stable_no_grid": "the default forest's own split points (no decile grid)",
+    "stable_pool2": "a pool of twice max_rules rules (POOL_PER_RULE = 2)",
+    "stable_trees500": "500 trees in the pool's forest (N_TREES = 500)",
+    "stable_min_cv": "the point of lowest validation error (not the most stable within one SE)",
+}
+
+
+def _ablation(method):
+    """The patches of an ablation: [(module, attribute, value)]."""
+    from firecy.estimators import _fit, _stable
+
+    def plain_forest(forest, X, y, sample_weight, n_bins=None):
+        return forest.fit(X, y, sample_weight=sample_weight)
+
+    return {"stable_no_grid": [(_stable, "fit_grid_forest", plain_forest)],
+            "stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
+            "stable_trees500": [(_stable, "N_TREES", 500)],
+            "stable_min_cv": [(_fit, "_most_stable_within_one_se", lambda paths, best: best)],
+            }.get(method, [])
+
+
 def make(method, task, seed):
     reg = task == "regression"
+    if method in ABLATIONS:
+        method = "fire_stable"
     if method in ("fire", "fire_stable"):
         from firecy import FIREClassifier, FIRERegressor
 
@@ -85,7 +113,7 @@ def signatures(method, model, grid):
     from firecy.ensembles import Condition
     from firecy.estimators._stability import kept_signatures, rule_signature
 
-    if method.startswith("fire"):
+    if method.startswith("fire") or method in ABLATIONS:
         return {sig for _, sig in kept_signatures(model, grid).values()}
     out = set()
     if method == "sirus":
@@ -116,10 +144,18 @@ def error(task, model, X, y):
 def fit(method, task, X, y, seed):
     model = make(method, task, seed)
     kw = {"feature_names": [f"x{i}" for i in range(X.shape[1])]} if method == "rulefit" else {}
+    patches = _ablation(method)
+    saved = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
     t = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X, y, **kw)
+    try:
+        for mod, name, value in patches:
+            setattr(mod, name, value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y, **kw)
+    finally:
+        for mod, name, value in saved:
+            setattr(mod, name, value)
     return model, time.process_time() - t
 
 
