@@ -84,6 +84,24 @@ def test_the_grid_forest_splits_on_the_deciles_and_its_rules_read_back(diabetes)
                                       ens.rule_mask(j, X))
 
 
+def test_the_grid_forest_keeps_missing_values_routing(diabetes):
+    # a tree may split the missing values from the rest (threshold +inf): that
+    # split stays, the others move to the deciles, and the rules read back
+    X, y = diabetes
+    X = X.copy()
+    rng = np.random.default_rng(0)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    assert fire.n_rules_ > 0
+    ens = fire.ensemble_
+    names = [f"x{i}" for i in range(X.shape[1])]
+    for j in np.flatnonzero(fire.coef_):
+        parsed = parse_rule(rule_text(ens, j, names, show_missing=True), names)
+        np.testing.assert_array_equal(evaluate_parsed(parsed, X, **library_reading(ens)),
+                                      ens.rule_mask(j, X))
+    np.testing.assert_allclose(fire.predict(X), fire.predict(X.copy()))
+
+
 def test_stable_pool_is_distinct_rows_and_frequency_ranked(diabetes):
     X, y = diabetes
     fire = FIRERegressor(stable=True, max_rules=8, **FAST).fit(X, y)

@@ -84,8 +84,9 @@ def fit_grid_forest(forest, X, y, sample_weight, n_bins=N_BINS):
     forest.fit(binned, y, sample_weight=sample_weight)
     for tree in forest.estimators_:
         t = tree.tree_
-        inner = np.flatnonzero(t.children_left != -1)
-        # a split at k + 0.5 between bins k and k + 1 is float32(x) <= edge_k
+        # a split at k + 0.5 between bins k and k + 1 is float32(x) <= edge_k;
+        # a split of the missing values from the rest (threshold +inf) stays
+        inner = np.flatnonzero((t.children_left != -1) & np.isfinite(t.threshold))
         k = np.floor(t.threshold[inner]).astype(np.intp)
         t.threshold[inner] = [float(edges[f][i]) for f, i in zip(t.feature[inner], k)]
     return forest
