@@ -14,7 +14,7 @@ Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
 ``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
 (``ABLATIONS``: ``stable_no_grid``, ``stable_pool2``, ``stable_trees500``,
-``stable_min_cv``) are ``stable=True`` with one piece changed.  One thread
+``stable_trees2000``, ``stable_no_grid500``, ``stable_min_cv``) are ``stable=True`` with one piece changed.  One thread
 (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
@@ -70,6 +70,8 @@ ABLATIONS = {
     "stable_no_grid": "the default forest's own split points (no decile grid)",
     "stable_pool2": "a pool of twice max_rules rules (POOL_PER_RULE = 2)",
     "stable_trees500": "500 trees in the pool's forest (N_TREES = 500)",
+    "stable_trees2000": "2,000 trees in the pool's forest (N_TREES = 2000)",
+    "stable_no_grid500": "500 trees, their own split points (no decile grid)",
     "stable_min_cv": "the point of lowest validation error (not the most stable within one SE)",
 }
 
@@ -84,6 +86,9 @@ def _ablation(method):
     return {"stable_no_grid": [(_stable, "fit_grid_forest", plain_forest)],
             "stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
             "stable_trees500": [(_stable, "N_TREES", 500)],
+            "stable_trees2000": [(_stable, "N_TREES", 2000)],
+            "stable_no_grid500": [(_stable, "fit_grid_forest", plain_forest),
+                                  (_stable, "N_TREES", 500)],
             "stable_min_cv": [(_fit, "_most_stable_within_one_se", lambda paths, best: best)],
             }.get(method, [])
 
