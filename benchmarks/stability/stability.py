@@ -13,8 +13,7 @@ Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 ``stable=True``, SIRUS (``sirus.SirusRegressor`` / ``SirusClassifier`` at
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
 ``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
-(``ABLATIONS``: ``stable_no_grid``, ``stable_pool2``, ``stable_trees500``,
-``stable_trees2000``, ``stable_no_grid500``, ``stable_min_cv``) are ``stable=True`` with one piece changed.  One thread
+(``ABLATIONS``: ``stable_pool2``, ``stable_trees2000``, ``stable_min_cv``) are ``stable=True`` with one piece changed.  One thread
 (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
@@ -67,11 +66,8 @@ def load(name):
 # stable=True with one piece changed (what each piece is worth): the name and
 # the module attributes patched during the fit
 ABLATIONS = {
-    "stable_no_grid": "the default forest's own split points (no decile grid)",
     "stable_pool2": "a pool of twice max_rules rules (POOL_PER_RULE = 2)",
-    "stable_trees500": "500 trees in the pool's forest (N_TREES = 500)",
     "stable_trees2000": "2,000 trees in the pool's forest (N_TREES = 2000)",
-    "stable_no_grid500": "500 trees, their own split points (no decile grid)",
     "stable_min_cv": "the point of lowest validation error (not the most stable within one SE)",
 }
 
@@ -80,15 +76,8 @@ def _ablation(method):
     """The patches of an ablation: [(module, attribute, value)]."""
     from firecy.estimators import _fit, _stable
 
-    def plain_forest(forest, X, y, sample_weight, n_bins=None):
-        return forest.fit(X, y, sample_weight=sample_weight)
-
-    return {"stable_no_grid": [(_stable, "fit_grid_forest", plain_forest)],
-            "stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
-            "stable_trees500": [(_stable, "N_TREES", 500)],
+    return {"stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
             "stable_trees2000": [(_stable, "N_TREES", 2000)],
-            "stable_no_grid500": [(_stable, "fit_grid_forest", plain_forest),
-                                  (_stable, "N_TREES", 500)],
             "stable_min_cv": [(_fit, "_most_stable_within_one_se", lambda paths, best: best)],
             }.get(method, [])
 

@@ -50,7 +50,7 @@ def _make_fire(model, args, penalty, fusion):
     if getattr(args, "rule_values", None) is not None:
         params["rule_values"] = args.rule_values
     if getattr(args, "stable", False):
-        # a stable fit grows its own forest on the deciles (the job's random
+        # a stable fit grows its own forest of depth-2 trees (the job's random
         # forest stays the comparison's); a boosted model is read as given
         params["stable"] = True
         if args.model == "rf":

@@ -114,7 +114,7 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "'leaf' for forests); default: the estimators' default")
     g.add_argument("--stable", action="store_true",
                    help="a rule set that random halves of the data agree on (stable=True: "
-                        "rules of one or two conditions on each feature's deciles, the most "
+                        "rules of one or two conditions, the most "
                         "frequent in a forest; docs/stability.rst); the JSON and the "
                         "printed rules give each rule's stability")
     g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",

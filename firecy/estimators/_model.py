@@ -105,12 +105,6 @@ def fitted_model(est, data, task):
 
     names = None if data.native_categorical else data.feature_names
     to_model = lambda X: model_input(X, names, data.native_categorical)  # noqa: E731
-    if given is None and getattr(est, "stable", False):
-        from firecy.estimators._stable import fit_grid_forest
-
-        # its split points on each feature's deciles (model_input: a model
-        # fitted on an array reads arrays)
-        return fit_grid_forest(task.default_model, data.X, task.model_y, weight), None
     if given is None:
         return fit_default_forest(task.default_model, data.X, task.model_y, weight,
                                   to_model), names

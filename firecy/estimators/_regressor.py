@@ -163,18 +163,17 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         ``docs/objective.rst``).
     stable : bool, default=False
         A rule set that random halves of the data agree on
-        (``docs/stability.rst``): the default forest (2,000 trees of depth 2,
-        a third of the features per split) splits on each feature's training
-        deciles; the rules are single conditions and pairs
-        (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and the
-        ``max_rules`` most frequent distinct ones over the trees form the
-        pool (SIRUS's); FIRE's path and cross-validation select and weight
-        rules in it, at the point within one standard error of the lowest
-        validation error whose 20 fits on random halves of the rows agree
-        most. ``rules_`` then has a ``stability`` column (each rule's
+        (``docs/stability.rst``): the default forest (500 trees of depth 2,
+        a third of the features per split) gives rules of one or two
+        conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
+        the ``max_rules`` most frequent distinct ones over the trees form
+        the pool (SIRUS's); FIRE's path and cross-validation select and
+        weight rules in it, at the point within one standard error of the
+        lowest validation error whose 20 fits on random halves of the rows
+        agree most. ``rules_`` then has a ``stability`` column (each rule's
         frequency over the trees) and ``path_.stability`` the agreement of
-        the halves' rule sets along the path. About twice the CPU of a
-        default fit.
+        the halves' rule sets along the path. About the CPU of a default
+        fit.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
