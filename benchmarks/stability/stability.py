@@ -13,7 +13,7 @@ Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 ``stable=True``, SIRUS (``sirus.SirusRegressor`` / ``SirusClassifier`` at
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
 ``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
-(``ABLATIONS``: ``stable_pool2``, ``stable_trees2000``, ``stable_min_cv``) are ``stable=True`` with one piece changed.  One thread
+(``ABLATIONS``: ``stable_pool2``, ``stable_trees2000``) are ``stable=True`` with one piece changed.  One thread
 (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
@@ -68,17 +68,15 @@ def load(name):
 ABLATIONS = {
     "stable_pool2": "a pool of twice max_rules rules (POOL_PER_RULE = 2)",
     "stable_trees2000": "2,000 trees in the pool's forest (N_TREES = 2000)",
-    "stable_min_cv": "the point of lowest validation error (not the most stable within one SE)",
 }
 
 
 def _ablation(method):
     """The patches of an ablation: [(module, attribute, value)]."""
-    from firecy.estimators import _fit, _stable
+    from firecy.estimators import _stable
 
     return {"stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
             "stable_trees2000": [(_stable, "N_TREES", 2000)],
-            "stable_min_cv": [(_fit, "_most_stable_within_one_se", lambda paths, best: best)],
             }.get(method, [])
 
 
@@ -191,7 +189,7 @@ def run(datasets, methods, splits, csv=None):
     return pd.DataFrame(rows)
 
 
-def report(df):
+def report(df, reference="fire_stable"):
     """Per data set: mean Dice (its SD), mean cross-half error, rules, CPU per
     method; then the issue's goals checked for stable=True."""
     g = df.groupby(["data", "method"])
@@ -213,7 +211,30 @@ def report(df):
                         f"{'yes' if s.dice >= r.dice else 'no'} | {s.error / d.error:.3f} | "
                         f"{'yes' if s.error < r.error else 'no'} | {s.cpu / d.cpu:.2f} |")
         out.append("\n".join(goal))
+    variants = [m for m in t.index.get_level_values(1).unique()
+                if m not in METHODS + (reference,)]
+    if variants:   # a variant of stable=True against others: Dice / error per data set
+        cols = [reference] + sorted(variants + ["fire_stable"] * (reference != "fire_stable"))
+        rows = ["| data | " + " | ".join(f"{m} Dice / error" for m in cols) + " |",
+                "|---|" + "---|" * len(cols)]
+        for data in t.index.get_level_values(0).unique():
+            cells = [f"{t.loc[(data, m)].dice:.3f} / {t.loc[(data, m)].error:.3f}"
+                     if (data, m) in t.index else "-" for m in cols]
+            rows.append(f"| {data} | " + " | ".join(cells) + " |")
+        wins = ["| count over data sets | - | " + " | ".join(
+            f"Dice higher on {_count(t, m, reference, 'dice', np.greater)}, error lower on "
+            f"{_count(t, m, reference, 'error', np.less)}" for m in cols[1:]) + " |"]
+        out += ["", "\n".join(rows + wins)]
     return "\n".join(out)
+
+
+def _count(t, method, reference, column, better):
+    """On how many data sets ``method`` is better than ``reference`` in ``column``."""
+    n = 0
+    for data in t.index.get_level_values(0).unique():
+        if (data, method) in t.index and (data, reference) in t.index:
+            n += bool(better(t.loc[(data, method), column], t.loc[(data, reference), column]))
+    return n
 
 
 def main(argv=None):
@@ -224,12 +245,16 @@ def main(argv=None):
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--csv", default=None, help="append each split's rows here")
     ap.add_argument("--from-csv", nargs="+", default=None, help="report saved rows")
+    ap.add_argument("--reference", default="fire_stable",
+                    help="the variant the others are counted against in the last table")
     a = ap.parse_args(argv)
     if a.from_csv:
         df = pd.concat([pd.read_csv(f) for f in a.from_csv])
+        # a row measured twice (a resumed run): the last one counts
+        df = df.drop_duplicates(["data", "split", "method"], keep="last")
     else:
         df = run(a.datasets.split(","), a.methods.split(","), a.splits, a.csv)
-    print(report(df))
+    print(report(df, a.reference))
 
 
 if __name__ == "__main__":

@@ -111,12 +111,11 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
         the ``max_rules`` most frequent distinct ones over the trees form
         the pool (SIRUS's); FIRE's path and cross-validation select and
-        weight rules in it, at the point within one standard error of the
-        lowest validation error whose 20 fits on random halves of the rows
-        agree most. ``rules_`` then has a ``stability`` column (each rule's
-        frequency over the trees) and ``path_.stability`` the agreement of
-        the halves' rule sets along the path. About the CPU of a default
-        fit.
+        weight rules in it. ``rules_`` then has a ``stability`` column (each
+        rule's frequency over the trees) and ``path_.stability`` the
+        agreement of the rule sets of 20 fits on random halves of the rows
+        at each point of the path, beside its validation error. About the
+        CPU of a default fit.
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"

@@ -23,7 +23,8 @@ of the features per split):
 The pool's frequencies are the kept rules' ``stability`` column.  What each
 piece is worth is measured in ``benchmarks/stability/RESULTS.md``: SIRUS's
 split points on each feature's deciles made the rule sets less stable here
-(on 10 of 12 data sets) and were left out; 500 trees are as stable as 2,000.
+(on 10 of 12 data sets, more accurate on 9) and were left out; 500 trees
+are as stable as 2,000.
 """
 import numpy as np
 import scipy.sparse as sp
