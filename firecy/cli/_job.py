@@ -49,6 +49,12 @@ def _make_fire(model, args, penalty, fusion):
                   rule_depth=getattr(args, "rule_depth", "auto"))
     if getattr(args, "rule_values", None) is not None:
         params["rule_values"] = args.rule_values
+    if getattr(args, "stable", False):
+        # a stable fit grows its own forest of depth-2 trees (the job's random
+        # forest stays the comparison's); a boosted model is read as given
+        params["stable"] = True
+        if args.model == "rf":
+            params["estimator"] = None
     if penalty == "mcp":
         params["gamma"] = args.gamma
     if _is_classification(args):

@@ -112,6 +112,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "value; weights multiply it), 'unit' (indicators; weights are "
                         "the rules' effects) or 'auto' ('unit' for boosted ensembles, "
                         "'leaf' for forests); default: the estimators' default")
+    g.add_argument("--stable", action="store_true",
+                   help="a rule set that random halves of the data agree on (stable=True: "
+                        "rules of one or two conditions, the most "
+                        "frequent in a forest; docs/stability.rst); the JSON and the "
+                        "printed rules give each rule's stability")
     g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",
                    action="store_true",
                    help="print every threshold exactly, in the rules shown and the JSON "

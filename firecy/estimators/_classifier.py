@@ -104,6 +104,18 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         :class:`~firecy.FIRERegressor` ("unit": indicators, ``coef_`` the
         rule's effect on the class margin; "auto": "unit" for boosted
         ensembles, "leaf" for forests; the choice made is ``rule_values_``).
+    stable : bool, default=False
+        A rule set that random halves of the data agree on
+        (``docs/stability.rst``): the default forest (500 trees of depth 2,
+        a third of the features per split) gives rules of one or two
+        conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
+        the ``max_rules`` most frequent distinct ones over the trees form
+        the pool (SIRUS's); FIRE's path and cross-validation select and
+        weight rules in it. ``rules_`` then has a ``stability`` column (each
+        rule's frequency over the trees) and ``path_.stability`` the
+        agreement of the rule sets of 20 fits on random halves of the rows
+        at each point of the path, beside its validation error. About the
+        CPU of a default fit.
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -233,6 +245,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
+        stable=False,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -257,6 +270,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.max_rules = max_rules
         self.rule_depth = rule_depth
         self.rule_values = rule_values
+        self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

@@ -161,6 +161,18 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         so ``ensemble_.predict_raw(X)`` is still the library's prediction, or
         the cut trees' when ``rule_depth_`` cut them;
         ``docs/objective.rst``).
+    stable : bool, default=False
+        A rule set that random halves of the data agree on
+        (``docs/stability.rst``): the default forest (500 trees of depth 2,
+        a third of the features per split) gives rules of one or two
+        conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
+        the ``max_rules`` most frequent distinct ones over the trees form
+        the pool (SIRUS's); FIRE's path and cross-validation select and
+        weight rules in it. ``rules_`` then has a ``stability`` column (each
+        rule's frequency over the trees) and ``path_.stability`` the
+        agreement of the rule sets of 20 fits on random halves of the rows
+        at each point of the path, beside its validation error. About the
+        CPU of a default fit.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -287,6 +299,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
+        stable=False,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -310,6 +323,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.max_rules = max_rules
         self.rule_depth = rule_depth
         self.rule_values = rule_values
+        self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection
