@@ -28,11 +28,17 @@ OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 def _member_docstrings(cls):
-    """``(name, docstring)`` of the public methods and properties firecy defines in ``cls``."""
-    out = []
-    for name, member in vars(cls).items():
-        if name.startswith("_"):
+    """``(name, docstring)`` of the public methods and properties firecy defines
+    in ``cls`` or in the classes it inherits from firecy (its mixins: ``summary``,
+    ``explain``, ``stability``, the ensemble's routing), once each."""
+    out, seen = [], set()
+    members = [(name, member) for klass in cls.__mro__
+               if str(getattr(klass, "__module__", "")).startswith("firecy")
+               for name, member in vars(klass).items()]
+    for name, member in members:
+        if name.startswith("_") or name in seen:
             continue
+        seen.add(name)
         if isinstance(member, (classmethod, staticmethod)):
             member = member.__func__
         if not (isinstance(member, property) or inspect.isroutine(member)):

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 import scipy.sparse as sp
 from sklearn.datasets import load_diabetes
 from sklearn.ensemble import (
@@ -118,6 +119,23 @@ def test_a_model_given_rescaled_features_is_diagnosed_in_words(diabetes):
     text = str(found[0].message)
     assert "RandomForestRegressor" in text and "R² = " in text
     assert found[0].filename == __file__   # the user's line, not firecy's
+
+
+def test_the_solves_that_do_not_converge_warn_in_one_text(diabetes):
+    # a model used on rescaled data: many solves of the path and its folds run
+    # out of budget; they warn with one text (the budget, not the count each
+    # reached), so that Python's default filter shows it once per call site
+    # instead of once per solve (issue 37: 97-130 warnings)
+    X, y = diabetes
+    forest = RandomForestRegressor(60, max_depth=3, random_state=0).fit(X * 100 + 50, y)
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FIRERegressor(forest, n_lambdas=10, cv=3, max_iter=20000, random_state=0,
+                      n_jobs=1).fit(Xs, y)
+    texts = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(texts) >= 5 and len(set(texts)) == 1, set(texts)
+    assert "within 20000 block updates" in texts[0]
 
 
 @pytest.mark.parametrize("make", [

@@ -124,3 +124,20 @@ def test_table_counts_medians_and_means(bench):
     assert "on 0 of 2 datasets (medians over folds), on 1 of 2 (mean paired" in text
     assert "held on 10 of 10 folds" in text
     assert "| a | 5 | +0.034 (" in text
+
+
+def test_the_benchmarks_card_is_risk_card_classifier_at_its_defaults(bench):
+    # the risk-card figures (benchmarks/risk_cards/RESULTS.md) are those of
+    # RiskCardClassifier() at its defaults, seeded: the same forest, rules and
+    # points as the benchmark's card_pipeline + risk_card
+    from sklearn.datasets import load_breast_cancer
+
+    from firecy.risk import RiskCardClassifier, risk_card
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = RiskCardClassifier(random_state=0).fit(X, y)
+    fire = bench.card_pipeline(seed=0).fit(X, y)
+    card = risk_card(fire, X, y)
+    np.testing.assert_array_equal(clf.card_.points, card.points)
+    np.testing.assert_array_equal(clf.card_.columns, card.columns)
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, 1], card.predict_proba(X))

@@ -160,6 +160,8 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     ``selection="budget"`` (FIRE's default: 5-fold CV): the path point with
     the most rules within ``max_rules``, as a risk score's size is the
     user's; no fold paths (benchmarks/risk_cards/RESULTS.md, issue 27).
+    ``rule_values="unit"``: 0/1 indicator columns, RiskCardClassifier's
+    (issue 40; ``--compare rule_values=leaf`` gives the forest's values).
     ``fire_params``: other FIREClassifier parameters (``--compare``);
     ``forest="mix"`` (not a FIRE parameter): the candidates of a
     :class:`MixedForest`, half extra trees, half best-split trees."""
@@ -171,8 +173,8 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
                              random_state=seed)
     else:
         raise ValueError(f"forest must be 'et' or 'mix', got {forest_kind!r}")
-    params = dict(rule_depth=(1, 2), max_rules=max_rules, tol=tol, selection="budget",
-                  random_state=seed)
+    params = dict(rule_depth=(1, 2), rule_values="unit", max_rules=max_rules, tol=tol,
+                  selection="budget", random_state=seed)
     params.update(fire_params)
     return FIREClassifier(forest, **params)
 

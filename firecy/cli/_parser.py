@@ -117,6 +117,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "(clipped at its 2.5%%/97.5%% quantiles; a kept term counts "
                         "against --max-rules); --no-linear-terms: rules only; default: "
                         "the estimators' default")
+    g.add_argument("--stable", action="store_true",
+                   help="a rule set that random halves of the data agree on (stable=True: "
+                        "rules of one or two conditions, the most "
+                        "frequent in a forest; docs/stability.rst); the JSON and the "
+                        "printed rules give each rule's stability")
     g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",
                    action="store_true",
                    help="print every threshold exactly, in the rules shown and the JSON "

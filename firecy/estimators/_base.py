@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from firecy.estimators._data import allows_nan, validate_predict_data
 from firecy.estimators._explain import ExplainMixin
 from firecy.estimators._rule_features import RuleFeaturesMixin
+from firecy.estimators._stability import StabilityMixin
 from firecy.estimators._selection import effective_n_jobs
 from firecy.rules._linear import linear_slopes
 
@@ -24,15 +25,24 @@ __all__ = ["FIREEstimatorBase", "default_forest"]
 
 def default_forest(est, kind):
     """The unfitted default model of ``est``: 500 trees of depth 3 (the paper's
-    setting), seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
+    setting; with ``stable=True`` 500 of depth 2, single conditions and
+    pairs), seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     forest = RandomForestClassifier if kind == "classification" else RandomForestRegressor
+    if getattr(est, "stable", False):
+        from firecy.estimators._stable import N_TREES
+
+        # a third of the features per split (SIRUS's mtry): the roots vary,
+        # and a rule's frequency over the trees ranks it
+        return forest(n_estimators=N_TREES, max_depth=2, max_features=1 / 3,
+                      random_state=est.random_state,
+                      n_jobs=effective_n_jobs(est.n_jobs, N_TREES))
     return forest(n_estimators=500, max_depth=3, random_state=est.random_state,
                   n_jobs=effective_n_jobs(est.n_jobs, 500))
 
 
-class FIREEstimatorBase(RuleFeaturesMixin, ExplainMixin, BaseEstimator):
+class FIREEstimatorBase(StabilityMixin, RuleFeaturesMixin, ExplainMixin, BaseEstimator):
     """Base of the FIRE estimators (internal): what a fitted one offers.
 
     A subclass's ``fit`` validates the data (``_data.validate_fit_data``),
@@ -91,4 +101,5 @@ class FIREEstimatorBase(RuleFeaturesMixin, ExplainMixin, BaseEstimator):
         # the estimator itself: its linear terms are rows too
         return rules_table(self, feature_names=self._rule_feature_names(),
                            classes=getattr(self, "classes_", None),
-                           support=getattr(self, "_train_support", None))
+                           support=getattr(self, "_train_support", None),
+                           stability=getattr(self, "_rule_stability", None))

@@ -110,6 +110,19 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         multi-class model, each a column of its class's margin); a kept
         term counts against ``max_rules``. ``False``: rules only, which
         :func:`~firecy.risk.risk_card` needs (it refuses a linear term).
+    stable : bool, default=False
+        A rule set that random halves of the data agree on
+        (``docs/stability.rst``): the default forest (500 trees of depth 2,
+        a third of the features per split) gives rules of one or two
+        conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
+        the ``max_rules`` most frequent distinct ones over the trees form
+        the pool (SIRUS's); FIRE's path and cross-validation select and
+        weight rules in it. ``rules_`` then has a ``stability`` column (each
+        rule's frequency over the trees) and ``path_.stability`` the
+        agreement of the rule sets of 20 fits on random halves of the rows
+        at each point of the path, beside its validation error. About the
+        CPU of a default fit. Rules only: ``linear_terms`` is not
+        read (SIRUS's pool holds rules).
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -246,6 +259,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        stable=False,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -271,6 +285,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.rule_depth = rule_depth
         self.rule_values = rule_values
         self.linear_terms = linear_terms
+        self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

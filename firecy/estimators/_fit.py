@@ -144,12 +144,26 @@ def fit_rule_model(est, data, task, progress=None):
     rescale = task.loss == "squared" and isinstance(est.penalty, str) \
         and est.penalty.lower() in BUILTIN_PENALTIES
     fit = design(rules, data, task, model, rescale)
-    if getattr(est, "linear_terms", False):
+    # a stable fit selects among its pool's rules only (docs/stability.rst)
+    if getattr(est, "linear_terms", False) and not getattr(est, "stable", False):
         add_linear_terms(fit, rules, data)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
-    paths, best = select(est, grid, rules, fit, data, task, progress)
-    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data)
+    pool = None
+    if getattr(est, "stable", False):
+        # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
+        from firecy.estimators._stable import stable_pool
+
+        pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight)
+    paths, best = select(est, grid, rules, fit, data, task, progress,
+                         source=None if pool is None else pool[0])
+    if pool is not None:
+        # shown beside the validation error, not used to choose: preferring the
+        # most stable point within one SE of the lowest error bought no
+        # stability over the lowest error (benchmarks/stability/RESULTS.md)
+        _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
+    set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
+               None if pool is None else pool[1:])
     return est
 
 
@@ -169,8 +183,10 @@ def rule_set(est, model, data, model_names, task):
         raise ValueError(
             f"X has {est.n_features_in_} features, but the estimator "
             f"{type(inner).__name__} was fitted with {int(n_model)}")
+    # stable=True: single conditions and pairs unless rule_depth says otherwise
+    depth = (1, 2) if getattr(est, "stable", False) and est.rule_depth == "auto" else None
     ens, table, cut = rules_at_depth(est, ens, Xm,
-                                     data.sample_weight if data.weighted else None)
+                                     data.sample_weight if data.weighted else None, depth)
     ens, values, values_note = apply_rule_values(est.rule_values, inner, ens)
     notes = [cut.note] + ([values_note] if values_note else [])
     return RuleSet(ens, table, Xm, cut, values, notes)
@@ -244,8 +260,9 @@ def _fixed_lambdas(est, task, fit, sample_weight):
     return None if lambdas is None else lambdas / factor
 
 
-def select(est, grid, rules, fit, data, task, progress):
-    """Step 5: the paths of every grid point and the selected (grid, path) point."""
+def select(est, grid, rules, fit, data, task, progress, source=None):
+    """Step 5: the paths of every grid point and the selected (grid, path) point,
+    on the rules' columns (or on ``source``'s: a stable fit's pool)."""
     sw, n = data.sample_weight, data.n_samples
     select_lam = est.lam is None or len(grid) > 1
     by_budget = est.selection == "budget" and est.lam is None
@@ -272,7 +289,8 @@ def select(est, grid, rules, fit, data, task, progress):
         if extend is not None:
             fitter = extend(fit.extra_class)
     paths, best = select_on_paths(
-        scaled_grid, FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),
+        scaled_grid,
+        source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),
         fit.target, sw, splits,
         lambdas=_fixed_lambdas(est, task, fit, sw), n_lambdas=est.n_lambdas, eps=est.eps,
         max_rules=est.max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
@@ -282,16 +300,25 @@ def select(est, grid, rules, fit, data, task, progress):
     return [fit.scale.unscale_path(p) for p in paths], best
 
 
-def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data):
-    """Step 6: the fitted attributes of ``est`` from the selected point."""
+def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, pool=None):
+    """Step 6: the fitted attributes of ``est`` from the selected point (with
+    ``pool``, a stable fit's ``(columns, frequency)``: its weights are on the
+    pool's columns)."""
     g_best, k_best = best
     path = paths[g_best]
     est.paths_ = paths
     est.path_ = path
     est.best_params_ = dict(grid[g_best][0])
     n_cols = len(fit.leaf_values)
-    rule_coef, est.linear_coef_ = split_coef(path.coefs[k_best], n_cols, fit.linear,
-                                             rules.ensemble.n_outputs)
+    coef = path.coefs[k_best]
+    if pool is not None:
+        columns, frequency = pool
+        coef = np.zeros(n_cols)
+        coef[columns] = path.coefs[k_best]
+        est.stable_columns_ = columns
+        est._rule_stability = np.full(n_cols, np.nan)
+        est._rule_stability[columns] = frequency
+    rule_coef, est.linear_coef_ = split_coef(coef, n_cols, fit.linear, rules.ensemble.n_outputs)
     # a rule kept twice (equal leaves of two trees) is stated once
     est.coef_ = merge_equal_rules(rules.ensemble, np.array(rule_coef, dtype=np.float64))
     est.linear_terms_ = fit.linear
@@ -321,3 +348,17 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data):
     est._train_support = column_support(rules.leaf_table, len(fit.leaf_values),
                                         data.sample_weight)
     warn_small_rules(rules.cut, est.coef_)
+
+
+def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best):
+    """A stable fit's ``path_.stability``: along the selected grid point's path
+    (in the data's units), the agreement of fits on random halves (``_stable``)."""
+    from firecy.estimators._stable import path_stability
+
+    g, _ = best
+    path = paths[g]
+    lams = np.unique(path.lambdas)[::-1]
+    penalty = fit.scale.scale_grid([grid[g]])[0][1]
+    values = path_stability(est, source, penalty, lams / fit.scale.lam_factor, fit.target,
+                            data.sample_weight, task.fitter(rules.ensemble))
+    path.stability = values[np.searchsorted(-lams, -np.asarray(path.lambdas))]

@@ -48,9 +48,10 @@ def check_params(est):
         )
     if isinstance(est.cv, numbers.Integral) and not isinstance(est.cv, bool):
         check_int(est.cv, "cv", low=2)
-    for name in ("refine_path", "one_se", "linear_terms"):
-        if not isinstance(getattr(est, name, False), (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {getattr(est, name)!r}")
+    for name in ("refine_path", "one_se", "linear_terms", "stable"):
+        value = getattr(est, name, False)
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
     if est.one_se and est.selection != "cv":
         raise ValueError(
             "one_se=True needs selection='cv' (a standard error over the folds)"

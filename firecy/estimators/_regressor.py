@@ -176,6 +176,19 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         default because rules and lines together were at least as good as
         rules alone on every benchmark data set, within seed-to-seed noise
         (``benchmarks/linear_terms/RESULTS.md``). ``False``: rules only.
+    stable : bool, default=False
+        A rule set that random halves of the data agree on
+        (``docs/stability.rst``): the default forest (500 trees of depth 2,
+        a third of the features per split) gives rules of one or two
+        conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
+        the ``max_rules`` most frequent distinct ones over the trees form
+        the pool (SIRUS's); FIRE's path and cross-validation select and
+        weight rules in it. ``rules_`` then has a ``stability`` column (each
+        rule's frequency over the trees) and ``path_.stability`` the
+        agreement of the rule sets of 20 fits on random halves of the rows
+        at each point of the path, beside its validation error. About the
+        CPU of a default fit. Rules only: ``linear_terms`` is not
+        read (SIRUS's pool holds rules).
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -313,6 +326,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        stable=False,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -337,6 +351,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.rule_depth = rule_depth
         self.rule_values = rule_values
         self.linear_terms = linear_terms
+        self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

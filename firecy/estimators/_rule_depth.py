@@ -121,12 +121,13 @@ def check_rule_depth(rule_depth):
                      f"ints >= 1, got {rule_depth!r}")
 
 
-def rules_at_depth(est, ensemble, X, sample_weight):
+def rules_at_depth(est, ensemble, X, sample_weight, rule_depth=None):
     """The ensemble of the fit's rules, its leaf table on ``X`` and a
     :class:`DepthCut` that says what was cut.
 
-    ``est`` supplies ``rule_depth`` and what the memory estimate reads
-    (``n_lambdas``, ``max_rules``, ``refine_path``, ``n_jobs``).
+    ``est`` supplies ``rule_depth`` (unless ``rule_depth`` is given) and
+    what the memory estimate reads (``n_lambdas``, ``max_rules``,
+    ``refine_path``, ``n_jobs``).
 
     Raises
     ------
@@ -136,7 +137,7 @@ def rules_at_depth(est, ensemble, X, sample_weight):
         built, when the solver's and the paths' state for the kept rules
         would not (:func:`fit_bytes_per_column`).
     """
-    rule_depth = check_rule_depth(est.rule_depth)
+    rule_depth = check_rule_depth(est.rule_depth if rule_depth is None else rule_depth)
     n = X.shape[0]
     # size first, twice: the leaf table (the cut can shrink the rules, not
     # the table) before it is built, then the solver's and the paths' state

@@ -81,7 +81,8 @@ class PowerOfTwoScale:
         path.coefs = np.ldexp(path.coefs, self.ky - self.kv)
         path.intercepts = np.ldexp(path.intercepts, self.ky)
         for name in ("objectives", "validation_error", "validation_error_std"):
-            setattr(path, name, np.ldexp(getattr(path, name), 2 * self.ky))
+            if hasattr(path, name):   # a selection's path has them, a solver's not
+                setattr(path, name, np.ldexp(getattr(path, name), 2 * self.ky))
         return path
 
 

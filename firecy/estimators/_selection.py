@@ -82,6 +82,12 @@ class FIREPath(PathResult):
     skipped_counts : ndarray of int or None
         Rule counts up to ``max_rules`` the refined path jumps over (None
         without refinement).
+    stability : ndarray of shape (n_points,)
+        With ``stable=True``: at the points from the top of the path down to
+        the selected one, the mean Dice index of the rule sets fitted on
+        pairs of random halves of the rows (1: the halves agree), beside
+        ``validation_error``; NaN elsewhere, and empty without ``stable``
+        (``docs/stability.rst``).
 
     Notes
     -----
@@ -118,6 +124,7 @@ class FIREPath(PathResult):
     validation_error: np.ndarray = field(default_factory=lambda: np.empty(0))
     validation_error_std: np.ndarray = field(default_factory=lambda: np.empty(0))
     eligible: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+    stability: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     @classmethod
     def from_path(cls, path, **scores):

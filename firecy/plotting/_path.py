@@ -26,7 +26,9 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     path : dict-like or PathResult
         With arrays ``n_rules`` and ``validation_error`` (an estimator's
         ``path_``); ``objectives`` is plotted when there is no
-        ``validation_error``.
+        ``validation_error``. A stable fit's ``stability`` (see
+        :class:`~firecy.FIRERegressor`'s ``stable``) is drawn dotted on a
+        second axis, 0 to 1, beside the error.
     ax : matplotlib Axes, optional
         Draw here (call again with the same ``ax`` to compare paths).
     budget : int, optional
@@ -106,6 +108,24 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     ax.set_xlabel("number of rules")
     ax.set_ylabel(metric or ylabel)
     ax.grid(True, alpha=0.3)
+    _draw_stability(ax, path, n_rules, ok, line.get_color())
     if label is not None:
         ax.legend()
     return fig
+
+
+def _draw_stability(ax, path, n_rules, ok, color):
+    """A stable fit's ``stability`` on a second axis: how far random halves of
+    the rows agree on the rules, beside the error (the trade-off to choose on)."""
+    stab = _get(path, "stability")
+    if stab is None or np.size(stab) != n_rules.size:
+        return
+    stab = np.asarray(stab, dtype=float)
+    shown = ok & np.isfinite(stab)
+    if not shown.any():
+        return
+    twin = ax.twinx()
+    twin.plot(n_rules[shown], stab[shown], linestyle=":", marker="s", markersize=3,
+              color=color, alpha=0.8)
+    twin.set_ylim(0.0, 1.05)
+    twin.set_ylabel("stability (halves' rules in common, Dice)")

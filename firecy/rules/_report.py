@@ -116,6 +116,7 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     support = getattr(ensemble, "_train_support", None) if X is None and coef is None else None
     # a fitted estimator's own weights: its linear terms too
     source = ensemble if is_estimator(ensemble) and coef is None else None
+    stability = getattr(ensemble, "_rule_stability", None) if coef is None else None
     ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
     if feature_names is None:
         feature_names = est_names
@@ -125,12 +126,12 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         K = n_outputs(ensemble)
         rows = rules_table(source, None, feature_names, X, sample_weight,
                            show_missing=show_missing, precision=precision, exact=exact,
-                           as_frame=False, support=support,
+                           as_frame=False, support=support, stability=stability,
                            classes=[0, 0] if K == 1 else list(range(K)))
     else:
         rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
                            show_missing=show_missing, precision=precision, exact=exact,
-                           as_frame=False, support=support)
+                           as_frame=False, support=support, stability=stability)
     coef = check_coef(ensemble, coef)
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))
@@ -166,6 +167,8 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
                 lines.append(f"{i:>{width}}. {r['rule']}")
                 continue
             sup = "" if math.isnan(r["support"]) else f", support {100 * r['support']:.1f}%"
+            if "stability" in r and not math.isnan(r["stability"]):
+                sup += f", stability {100 * r['stability']:.0f}%"
             contrib = r["contribution"]
             sign = "+" if contrib >= 0 else "-"
             lines.append(

@@ -10,6 +10,7 @@ from firecy.rules._inputs import (
     check_coef,
     column_class,
     feature_names_of,
+    is_estimator,
     missing_features,
     n_outputs,
     leaf_support,
@@ -49,7 +50,7 @@ def class_labels(ensemble, classes):
 
 def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=None, *,
                 classes=None, show_missing="auto", precision=None, as_frame=None,
-                support=None, exact=False):
+                support=None, exact=False, stability=None):
     """The kept rules (nonzero weights) as a table, largest contribution first.
 
     Parameters
@@ -91,6 +92,10 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     exact : bool, default=False
         Rule texts exact for every input (see :func:`format_conditions`);
         the default is exact for inputs of at most 15 significant digits.
+    stability : array-like of shape (n_rules,), optional
+        Each design column's selection frequency over refits on subsamples
+        (a fitted estimator's, once known: see ``docs/stability.rst``); adds
+        a ``stability`` column after ``support``.
 
     Returns
     -------
@@ -157,6 +162,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     if support is None and X is None and coef is None:
         # a fitted estimator knows its training rows' support
         support = getattr(ensemble, "_train_support", None)
+    if stability is None and is_estimator(ensemble):
+        stability = getattr(ensemble, "_rule_stability", None)
     ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:
         feature_names = est_names
@@ -188,6 +195,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
                                       precision=precision, simplify=False, exact=exact),
             "weight": float(coef[j]),
             "support": s_j,
+            **({} if stability is None else {"stability": float(stability[j])}),
             "importance": abs(contribution) * math.sqrt(max(s_j * (1.0 - s_j), 0.0))
                           if s_j == s_j else math.nan,
             "contribution": contribution,
@@ -222,6 +230,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
             ) from None
         return rows
     columns = (["class"] if multi or labels is not None else []) + _COLUMNS
+    if stability is not None:
+        columns.insert(columns.index("support") + 1, "stability")
     return _rule_table_type(pd)(rows, columns=columns)
 
 

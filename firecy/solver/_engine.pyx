@@ -1257,9 +1257,12 @@ cdef class GreedyBlockCD:
             self.penalty = None
         if not converged and warn:
             qp_ran = self.qp is not None and self.qp.n_rounds > qp_rounds_before
+            # the budget, not the count reached (a sweep may pass it): the same
+            # text for every solve of a path and its folds, so that Python's
+            # default filter shows it once rather than once per solve
             warnings.warn(
                 f"firecy: {_strategy_name(use_greedy, qp_ran, self.qp_enabled)} did not "
-                f"converge in {n_updates} block updates "
+                f"converge within {max_updates} block updates "
                 f"(tol={tol:g}); increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=3,

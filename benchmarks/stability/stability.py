@@ -1,0 +1,261 @@
+"""Do two halves of the data give the same rules? (issue 39)
+
+SIRUS's protocol (Bénard, Biau, Da Veiga, Scornet 2021): split the rows at
+random into two disjoint halves, fit each half, compare the two rule sets by
+the Dice-Sorensen index 2 |A & B| / (|A| + |B|), every threshold mapped to the
+nearest of its feature's ten empirical deciles (on all the rows:
+``firecy.estimators._stability.rule_signature``); repeat over ``--splits``
+splits.  Each half's model is also scored on the other half (regression: MSE
+/ Var(y) of that half; classification: log-loss), and its rules (rules with a
+nonzero weight; RuleFit's linear terms are not rules) and fit CPU are kept.
+
+Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
+``stable=True``, SIRUS (``sirus.SirusRegressor`` / ``SirusClassifier`` at
+their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
+``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
+(``ABLATIONS``: ``stable_pool2``, ``stable_trees2000``) are ``stable=True`` with one piece changed.  One thread
+(``n_jobs=1``), CPU seconds.
+
+    python benchmarks/stability/stability.py --splits 10 --csv runs.csv
+    python benchmarks/stability/stability.py --from-csv runs.csv    # the tables
+"""
+import argparse
+import os
+import re
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "any_model"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import any_model as am  # noqa: E402
+from _datasets import rdata  # noqa: E402
+
+REGRESSION = ("diabetes", "boston", "housing", "cps1985", "carseats", "auto", "hitters",
+              "salaries")
+CLASSIFICATION = ("breast_cancer", "biopsy", "pima", "swisslabor")
+METHODS = ("fire", "fire_stable", "sirus", "rulefit")
+
+
+def load(name):
+    """(X as a float array, y, task) of a data set."""
+    if name == "hitters":   # ISLR: baseball players' log salary, complete rows
+        d = rdata("ISLR", "Hitters").dropna()
+        d = pd.get_dummies(d, columns=["League", "Division", "NewLeague"], drop_first=True,
+                           dtype=float)
+        return (d.drop(columns="Salary").to_numpy(float),
+                np.log(d["Salary"].to_numpy(float)), "regression")
+    if name == "salaries":  # carData: US professors' 9-month salaries
+        d = pd.get_dummies(rdata("carData", "Salaries"), columns=["rank", "discipline", "sex"],
+                           drop_first=True, dtype=float)
+        return d.drop(columns="salary").to_numpy(float), d["salary"].to_numpy(float), \
+            "regression"
+    X, y = am.load(name)
+    task = am.DATASETS[name]
+    X, y = X.to_numpy(float), np.asarray(y, float if task == "regression" else int)
+    # complete rows (biopsy: 683 of 699, as in the risk-card benchmark): SIRUS
+    # refuses missing values
+    done = ~np.isnan(X).any(axis=1)
+    return X[done], y[done], task
+
+
+# stable=True with one piece changed (what each piece is worth): the name and
+# the module attributes patched during the fit
+ABLATIONS = {
+    "stable_pool2": "a pool of twice max_rules rules (POOL_PER_RULE = 2)",
+    "stable_trees2000": "2,000 trees in the pool's forest (N_TREES = 2000)",
+}
+
+
+def _ablation(method):
+    """The patches of an ablation: [(module, attribute, value)]."""
+    from firecy.estimators import _stable
+
+    return {"stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
+            "stable_trees2000": [(_stable, "N_TREES", 2000)],
+            }.get(method, [])
+
+
+def make(method, task, seed):
+    reg = task == "regression"
+    if method in ABLATIONS:
+        method = "fire_stable"
+    if method in ("fire", "fire_stable"):
+        from firecy import FIREClassifier, FIRERegressor
+
+        return (FIRERegressor if reg else FIREClassifier)(
+            random_state=seed, n_jobs=1, stable=method == "fire_stable")
+    if method == "sirus":
+        import sirus
+
+        return (sirus.SirusRegressor if reg else sirus.SirusClassifier)(random_state=seed,
+                                                                         n_jobs=1)
+    if method == "rulefit":
+        from imodels import RuleFitClassifier, RuleFitRegressor
+
+        return (RuleFitRegressor if reg else RuleFitClassifier)(random_state=seed)
+    raise ValueError(method)
+
+
+_COND = re.compile(r"^\s*x(\d+)\s*(<=|<|>=|>)\s*(\S+)\s*$")
+
+
+def signatures(method, model, grid):
+    """The model's rules, each as the set of its decile-mapped conditions."""
+    from firecy.ensembles import Condition
+    from firecy.estimators._stability import kept_signatures, rule_signature
+
+    if method.startswith("fire") or method in ABLATIONS:
+        return {sig for _, sig in kept_signatures(model, grid).values()}
+    out = set()
+    if method == "sirus":
+        for rule in model.rules_:
+            conds = [Condition(c.feature, c.op, float(c.value)) for c in rule.conditions
+                     if c.op != "in"]
+            out.add(rule_signature(conds, grid))
+        return out
+    rules = model._get_rules()
+    for text in rules.loc[(rules.type == "rule") & (rules.coef != 0), "rule"]:
+        conds = []
+        for part in text.split(" and "):
+            m = _COND.match(part)
+            conds.append(Condition(int(m.group(1)), m.group(2), float(m.group(3))))
+        out.add(rule_signature(conds, grid))
+    return out
+
+
+def error(task, model, X, y):
+    if task == "regression":
+        return float(np.mean((y - model.predict(X)) ** 2) / np.var(y))
+    from sklearn.metrics import log_loss
+
+    p = np.clip(model.predict_proba(X)[:, 1], 1e-6, 1 - 1e-6)
+    return float(log_loss(y, p, labels=[0, 1]))
+
+
+def fit(method, task, X, y, seed):
+    model = make(method, task, seed)
+    kw = {"feature_names": [f"x{i}" for i in range(X.shape[1])]} if method == "rulefit" else {}
+    patches = _ablation(method)
+    saved = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
+    t = time.process_time()
+    try:
+        for mod, name, value in patches:
+            setattr(mod, name, value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y, **kw)
+    finally:
+        for mod, name, value in saved:
+            setattr(mod, name, value)
+    return model, time.process_time() - t
+
+
+def run(datasets, methods, splits, csv=None):
+    from firecy.estimators._stability import decile_grid, dice
+
+    rows = []
+    for name in datasets:
+        X, y, task = load(name)
+        grid = decile_grid(X)
+        rng = np.random.default_rng(0)
+        n = len(y)
+        for s in range(splits):
+            order = rng.permutation(n)
+            halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
+            for method in methods:
+                sets, errs, cpus, sizes = [], [], [], []
+                for h, (tr, te) in enumerate((halves, halves[::-1])):
+                    model, cpu = fit(method, task, X[tr], y[tr], s)
+                    sig = signatures(method, model, grid)
+                    sets.append(sig)
+                    sizes.append(len(sig))
+                    errs.append(error(task, model, X[te], y[te]))
+                    cpus.append(cpu)
+                row = dict(data=name, task=task, split=s, method=method, dice=dice(*sets),
+                           error=float(np.mean(errs)), rules=float(np.mean(sizes)),
+                           cpu=float(np.mean(cpus)))
+                rows.append(row)
+                print(f"{name:14s} split {s} {method:12s} dice {row['dice']:.3f} error "
+                      f"{row['error']:.4f} rules {row['rules']:.1f} cpu {row['cpu']:.2f}",
+                      flush=True)
+                if csv:
+                    pd.DataFrame([row]).to_csv(csv, mode="a", index=False,
+                                               header=not os.path.exists(csv))
+    return pd.DataFrame(rows)
+
+
+def report(df, reference="fire_stable"):
+    """Per data set: mean Dice (its SD), mean cross-half error, rules, CPU per
+    method; then the issue's goals checked for stable=True."""
+    g = df.groupby(["data", "method"])
+    t = g.agg(dice=("dice", "mean"), dice_sd=("dice", "std"), error=("error", "mean"),
+              rules=("rules", "mean"), cpu=("cpu", "mean"), splits=("split", "count"))
+    lines = ["| data | method | splits | Dice (SD) | cross-half error | rules | fit CPU s |",
+             "|---|---|---|---|---|---|---|"]
+    for (data, method), r in t.iterrows():
+        lines.append(f"| {data} | {method} | {int(r.splits)} | {r.dice:.3f} ({r.dice_sd:.3f}) "
+                     f"| {r.error:.4f} | {r.rules:.1f} | {r.cpu:.2f} |")
+    out = ["\n".join(lines), ""]
+    if {"fire", "fire_stable", "sirus"} <= set(df.method):
+        goal = ["| data | stable Dice >= SIRUS | stable error / defaults' (<= 1.05) | "
+                "stable error < SIRUS | stable CPU / defaults' (<= 10) |",
+                "|---|---|---|---|---|"]
+        for data in t.index.get_level_values(0).unique():
+            s, d, r = t.loc[(data, "fire_stable")], t.loc[(data, "fire")], t.loc[(data, "sirus")]
+            goal.append(f"| {data} | {s.dice:.3f} vs {r.dice:.3f}: "
+                        f"{'yes' if s.dice >= r.dice else 'no'} | {s.error / d.error:.3f} | "
+                        f"{'yes' if s.error < r.error else 'no'} | {s.cpu / d.cpu:.2f} |")
+        out.append("\n".join(goal))
+    variants = [m for m in t.index.get_level_values(1).unique()
+                if m not in METHODS + (reference,)]
+    if variants:   # a variant of stable=True against others: Dice / error per data set
+        cols = [reference] + sorted(variants + ["fire_stable"] * (reference != "fire_stable"))
+        rows = ["| data | " + " | ".join(f"{m} Dice / error" for m in cols) + " |",
+                "|---|" + "---|" * len(cols)]
+        for data in t.index.get_level_values(0).unique():
+            cells = [f"{t.loc[(data, m)].dice:.3f} / {t.loc[(data, m)].error:.3f}"
+                     if (data, m) in t.index else "-" for m in cols]
+            rows.append(f"| {data} | " + " | ".join(cells) + " |")
+        wins = ["| count over data sets | - | " + " | ".join(
+            f"Dice higher on {_count(t, m, reference, 'dice', np.greater)}, error lower on "
+            f"{_count(t, m, reference, 'error', np.less)}" for m in cols[1:]) + " |"]
+        out += ["", "\n".join(rows + wins)]
+    return "\n".join(out)
+
+
+def _count(t, method, reference, column, better):
+    """On how many data sets ``method`` is better than ``reference`` in ``column``."""
+    n = 0
+    for data in t.index.get_level_values(0).unique():
+        if (data, method) in t.index and (data, reference) in t.index:
+            n += bool(better(t.loc[(data, method), column], t.loc[(data, reference), column]))
+    return n
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", default=",".join(REGRESSION + CLASSIFICATION))
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--csv", default=None, help="append each split's rows here")
+    ap.add_argument("--from-csv", nargs="+", default=None, help="report saved rows")
+    ap.add_argument("--reference", default="fire_stable",
+                    help="the variant the others are counted against in the last table")
+    a = ap.parse_args(argv)
+    if a.from_csv:
+        df = pd.concat([pd.read_csv(f) for f in a.from_csv])
+        # a row measured twice (a resumed run): the last one counts
+        df = df.drop_duplicates(["data", "split", "method"], keep="last")
+    else:
+        df = run(a.datasets.split(","), a.methods.split(","), a.splits, a.csv)
+    print(report(df, a.reference))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""``stable=True``: rule sets that independent samples agree on (issue 39).
+
+FIRE chooses among thousands of nearly equal rules, and which one depends on
+the sample (``docs/stability.rst``).  SIRUS (Bénard, Biau, Da Veiga, Scornet
+2021) gets its stability from a pool of few candidates that every sample
+agrees on: rules of one or two conditions, ranked by how many trees of a
+forest hold them.  ``stable=True`` takes that pool and FIRE's selection and
+weights within it (the default forest: ``N_TREES`` trees of depth 2, a third
+of the features per split):
+
+* **the pool** (:func:`stable_pool`): the rules at depths 1 and 2 of the
+  trees (single conditions and pairs), equal rules of different trees as
+  one, ranked by the fraction of the trees that hold them (each tree is fit
+  on a bootstrap sample: the rule's selection frequency over those fits),
+  rules that select the same training rows (or their complement) as a more
+  frequent one left out; the ``POOL_PER_RULE * max_rules`` most frequent;
+* **FIRE's selection** among them: the regularisation path and
+  cross-validation of the estimator's parameters, on the pool's columns;
+* **the path's stability** (:func:`path_stability`): the path refitted on
+  ``N_SUBSAMPLES`` random halves of the rows, and at each point the mean
+  Dice index of pairs of halves' rule sets, beside the validation error.
+
+The pool's frequencies are the kept rules' ``stability`` column.  What each
+piece is worth is measured in ``benchmarks/stability/RESULTS.md``: SIRUS's
+split points on each feature's deciles made the rule sets less stable here
+(on 10 of 12 data sets, more accurate on 9) and were left out; 500 trees
+are as stable as 2,000.
+"""
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils.parallel import Parallel, delayed
+
+from firecy._threads import effective_n_jobs
+from firecy.ensembles._simplify import simplify_conditions
+from firecy.estimators._selection import SquaredLossPaths
+from firecy.estimators._stability import dice
+from firecy.solver import BlockDesign
+
+__all__ = ["PoolDesign", "stable_pool", "path_stability",
+           "N_TREES", "POOL_PER_RULE", "N_SUBSAMPLES"]
+
+N_TREES = 500
+POOL_PER_RULE = 1
+N_SUBSAMPLES = 20
+
+
+class PoolDesign:
+    """The pool's columns (one block each) for any subset of the training rows:
+    the ``FitDesign`` of a stable fit (see ``_fit_design``)."""
+
+    def __init__(self, matrix):
+        self.matrix = sp.csr_matrix(matrix)
+
+    @property
+    def n_samples(self):
+        return self.matrix.shape[0]
+
+    @property
+    def n_columns(self):
+        return self.matrix.shape[1]
+
+    def rows(self, rows):
+        return PoolDesign(self.matrix[rows])
+
+    def block_design(self):
+        return BlockDesign.from_matrix(self.matrix.tocsc(), np.arange(self.n_columns + 1))
+
+
+def stable_pool(est, rules, leaf_values, sample_weight):
+    """The pool: the most frequent distinct rules of the fit's ensemble.
+
+    Returns
+    -------
+    design : PoolDesign
+        Their columns on the training rows (each rule's value where it holds).
+    columns : ndarray of int
+        Each pool column's design column in the ensemble (its first copy).
+    frequency : ndarray of float
+        The fraction of the model's trees that hold each pool rule.
+    """
+    from firecy.rules._inputs import model_tree_of
+
+    ens, table = rules.ensemble, rules.leaf_table
+    ptr = np.asarray(ens.block_ptr)
+    R = ptr[-1]
+    block = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    trees = model_tree_of(ens, np.arange(R))
+    klass = np.asarray(ens.tree_class)[block]
+    holders, first = {}, {}
+    for j in range(R):
+        key = (int(klass[j]), frozenset(simplify_conditions(ens.rules[j])))
+        holders.setdefault(key, set()).add(int(trees[j]))
+        first.setdefault(key, j)
+    n_trees = len(set(trees.tolist()))
+    ranked = sorted(holders, key=lambda k: (-len(holders[k]), first[k]))
+    size = POOL_PER_RULE * (est.max_rules or 7)
+    positive = np.asarray(sample_weight) > 0
+    seen, cols, freq, masks = set(), [], [], []
+    for key in ranked:
+        j = first[key]
+        mask = table[:, block[j]] == j
+        on = mask[positive]
+        if on.all() or not on.any():
+            continue
+        sig, comp = (klass[j], on.tobytes()), (klass[j], (~on).tobytes())
+        if sig in seen or comp in seen:   # the same rows, or their complement
+            continue
+        seen.add(sig)
+        cols.append(j)
+        freq.append(len(holders[key]) / n_trees)
+        masks.append(mask)
+        if len(cols) == size:
+            break
+    cols = np.asarray(cols, dtype=np.intp)
+    matrix = (np.column_stack(masks) * np.asarray(leaf_values)[cols] if len(cols)
+              else np.zeros((table.shape[0], 0)))
+    return PoolDesign(matrix), cols, np.asarray(freq)
+
+
+def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_intercept, tol,
+                    max_iter):
+    """The kept pool columns at each lambda of the path on ``rows``."""
+    path = fitter.path(source.rows(rows).block_design(), target[rows], penalty,
+                       sample_weight=sw[rows], lambdas=lambdas, fit_intercept=fit_intercept,
+                       tol=tol, max_iter=max_iter)
+    return [frozenset(np.flatnonzero(c).tolist()) for c in np.asarray(path.coefs)]
+
+
+def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter):
+    """At each of ``lambdas``, the mean Dice index of the rule sets of pairs
+    of ``N_SUBSAMPLES`` fits on random halves of the rows (NaN where a half's
+    path stopped early).
+
+    Parameters
+    ----------
+    source : PoolDesign
+    penalty : Penalty
+        The selected grid point's template, in solver units.
+    lambdas : ndarray
+        In solver units, decreasing.
+    """
+    positive = np.flatnonzero(np.asarray(sample_weight) > 0)
+    rng = check_random_state(est.random_state)
+    subsets = [np.sort(rng.choice(positive, positive.size // 2, replace=False))
+               for _ in range(N_SUBSAMPLES)]
+    fitter = fitter or SquaredLossPaths()
+    runs = Parallel(n_jobs=effective_n_jobs(est.n_jobs, N_SUBSAMPLES), prefer="threads")(
+        delayed(_subsample_task)(source, target, sample_weight, rows, penalty, lambdas,
+                                 fitter, bool(est.fit_intercept), float(est.tol), est.max_iter)
+        for rows in subsets)
+    out = np.full(len(lambdas), np.nan)
+    for k in range(len(lambdas)):
+        sets = [run[k] for run in runs if k < len(run)]
+        if len(sets) == len(runs):
+            out[k] = np.mean([dice(a, b) for i, a in enumerate(sets) for b in sets[i + 1:]])
+    return out

@@ -1,0 +1,168 @@
+"""Stability (issue 39): the measure, the stability column, stable=True."""
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_diabetes
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.utils import check_random_state
+
+from firecy import FIREClassifier, FIRERegressor
+from firecy.ensembles import Condition
+from firecy.estimators._stability import decile_grid, dice, kept_signatures, rule_signature
+from firecy.rules import evaluate_parsed, library_reading, parse_rule, rule_text
+
+FAST = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1)
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return X, y
+
+
+def test_dice_by_hand():
+    assert dice({"a", "b"}, {"b", "c"}) == 0.5
+    assert dice({"a"}, {"a"}) == 1.0 and dice({"a"}, {"b"}) == 0.0
+    assert dice(set(), set()) == 1.0 and dice({"a"}, set()) == 0.0
+
+
+def test_signature_maps_thresholds_to_the_nearest_decile():
+    X = np.arange(100.0).reshape(-1, 1)
+    grid = decile_grid(X)
+    np.testing.assert_allclose(grid[0], np.quantile(X[:, 0], np.linspace(0.1, 1.0, 10)))
+    near = rule_signature([Condition(0, "<=", 40.1)], grid)
+    assert near == rule_signature([Condition(0, "<", 39.0)], grid)   # same side, same decile
+    assert near != rule_signature([Condition(0, ">", 40.1)], grid)
+    assert near != rule_signature([Condition(0, "<=", 60.0)], grid)
+
+
+def test_the_stability_column_is_a_count_of_the_half_fits(diabetes):
+    X, y = diabetes
+    rf = RandomForestRegressor(20, max_depth=2, random_state=0)
+    fire = FIRERegressor(rf, max_rules=5, **FAST).fit(X, y)
+    result = fire.stability(X, y, n_splits=2, random_state=7)
+    # brute force: the same splits, every half fitted, its rules counted
+    grid, rng, n = decile_grid(X), check_random_state(7), len(y)
+    counts, scores = {}, []
+    for _ in range(2):
+        order = rng.permutation(n)
+        sets = []
+        for rows in (order[: n // 2], order[n // 2: 2 * (n // 2)]):
+            half = clone(fire).fit(X[rows], y[rows])
+            sets.append(set(kept_signatures(half, grid).values()))
+            for key in sets[-1]:
+                counts[key] = counts.get(key, 0) + 1
+        scores.append(dice(*sets))
+    np.testing.assert_allclose(result.dice, scores)
+    table = fire.rules_
+    for j, key in kept_signatures(fire, grid).items():
+        expected = counts.get(key, 0) / 4
+        assert table.loc[table["column"] == j, "stability"].item() == expected
+    assert "stability" in fire.summary()
+
+
+def test_stable_rules_read_back_from_their_text(diabetes):
+    X, y = diabetes
+    fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    ens = fire.ensemble_
+    assert all(len(ens.rules[j]) <= 2 for j in np.flatnonzero(fire.coef_))
+    names = [f"x{i}" for i in range(X.shape[1])]
+    for j in np.flatnonzero(fire.coef_):
+        parsed = parse_rule(rule_text(ens, j, names), names)
+        np.testing.assert_array_equal(evaluate_parsed(parsed, X, **library_reading(ens)),
+                                      ens.rule_mask(j, X))
+
+
+def test_stable_with_missing_values(diabetes):
+    # the pool's rules route missing values as the trees do, and read back
+    X, y = diabetes
+    X = X.copy()
+    rng = np.random.default_rng(0)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    assert fire.n_rules_ > 0
+    ens = fire.ensemble_
+    names = [f"x{i}" for i in range(X.shape[1])]
+    for j in np.flatnonzero(fire.coef_):
+        parsed = parse_rule(rule_text(ens, j, names, show_missing=True), names)
+        np.testing.assert_array_equal(evaluate_parsed(parsed, X, **library_reading(ens)),
+                                      ens.rule_mask(j, X))
+    np.testing.assert_allclose(fire.predict(X), fire.predict(X.copy()))
+
+
+def test_stable_pool_is_distinct_rows_and_frequency_ranked(diabetes):
+    X, y = diabetes
+    fire = FIRERegressor(stable=True, max_rules=8, **FAST).fit(X, y)
+    ens = fire.ensemble_
+    masks = [ens.rule_mask(j, X) for j in fire.stable_columns_]
+    for a in range(len(masks)):
+        for b in range(a + 1, len(masks)):
+            assert not np.array_equal(masks[a], masks[b])
+            assert not np.array_equal(masks[a], ~masks[b])
+    freq = fire._rule_stability[fire.stable_columns_]
+    assert np.all(np.diff(freq) <= 0) and np.all((freq > 0) & (freq <= 1))
+    # a kept rule stands for its copies in other trees: their columns are equal
+    from firecy.ensembles._equal_rules import equal_rule_groups
+
+    groups = equal_rule_groups(ens, range(ens.n_rules))
+    M = ens.design(X)
+    kept = set(np.flatnonzero(fire.coef_).tolist())
+    for g in groups:
+        if kept & set(g):
+            for j in g[1:]:
+                np.testing.assert_array_equal((M[:, g[0]] != 0).toarray(),
+                                              (M[:, j] != 0).toarray())
+
+
+def test_stable_is_reproducible_on_any_thread_count(diabetes):
+    X, y = diabetes
+    one = FIRERegressor(stable=True, max_rules=6, n_lambdas=15, cv=3, random_state=3,
+                        n_jobs=1).fit(X, y)
+    two = clone(one).set_params(n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(one.coef_, two.coef_)
+    np.testing.assert_array_equal(one.path_.stability, two.path_.stability)
+
+
+def test_path_stability_and_its_picture(diabetes):
+    pytest.importorskip("matplotlib")
+    X, y = diabetes
+    fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    s = fire.path_.stability
+    assert s.shape == fire.path_.lambdas.shape
+    ok = np.isfinite(s)
+    assert ok.any() and np.all((s[ok] >= 0) & (s[ok] <= 1))
+    from firecy.plotting import plot_path
+
+    fig = plot_path(fire.path_, budget=6)
+    assert len(fig.axes) == 2 and "stability" in fig.axes[1].get_ylabel()
+    # a default fit has no stability on its path and one axis
+    plain = FIRERegressor(max_rules=6, **FAST).fit(X, y)
+    assert plain.path_.stability.size == 0 and len(plot_path(plain.path_).axes) == 1
+
+
+def test_stable_classifier_and_bad_values():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = FIREClassifier(stable=True, max_rules=5, **FAST).fit(X, y)
+    assert 0 < clf.n_rules_ <= 5 and "stability" in clf.rules_.columns
+    with pytest.raises(TypeError, match="stable must be True or False"):
+        FIRERegressor(stable="yes").fit(X, y)
+
+
+def test_cli_stable_writes_each_rules_stability(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from firecy.cli import main
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    path = tmp_path / "d.csv"
+    X.assign(target=y).to_csv(path, index=False)
+    out = tmp_path / "rules.json"
+    assert main(["extract", str(path), "--target", "target", "--stable", "--max-rules", "5",
+                 "--n-lambdas", "10", "--cv", "3", "--output", str(out), "--n-jobs", "1",
+                 "--no-progress"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["rules"] and all(0 < r["stability"] <= 1 for r in doc["rules"])
+    assert pd is not None
