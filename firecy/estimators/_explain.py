@@ -372,7 +372,8 @@ class ExplainMixin:
         >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
         >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
         >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10,
+        ...                      linear_terms=False).fit(X, y)
         >>> table = fire.explain(X[3:4])
         >>> for term, text, fires, c in zip(table["term"], table["text"], table["fires"],
         ...                                 table["contribution"]):

@@ -135,7 +135,7 @@ class RuleFeaturesMixin(TransformerMixin):
         >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
         >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
         >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0).fit(X, y)
+        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, linear_terms=False).fit(X, y)
         >>> fire.get_feature_names_out()
         array(['rule_2', 'rule_3'], dtype=object)
         >>> fire.set_output(transform="pandas").transform(X[:2]).columns.tolist()
