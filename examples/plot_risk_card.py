@@ -35,7 +35,8 @@ y = np.where(benign == 1, "benign", "malignant")
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
 
 forest = RandomForestClassifier(n_estimators=200, max_depth=3, random_state=0).fit(X_tr, y_tr)
-fire = FIREClassifier(forest, max_rules=6, random_state=0).fit(X_tr, y_tr)
+# rules only (linear_terms=False): a card gives points to rules, not to slopes
+fire = FIREClassifier(forest, max_rules=6, linear_terms=False, random_state=0).fit(X_tr, y_tr)
 print(rules_report(fire, X=X_tr))
 
 # %%

@@ -105,7 +105,7 @@ def rule_supports(estimator, X, sample_weight=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, linear_terms=False).fit(X, y)
     >>> rule_supports(fire, X)
     array([0.25, 0.25])
     """

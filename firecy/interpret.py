@@ -103,6 +103,18 @@ def _kept_rules(est):
     return rules_table(est, as_frame=False)
 
 
+def _record_key(row, est, class_index):
+    """``(explain's term name, class index)`` of a rules_table row: a rule is
+    ``rule_<column>``, a linear term ``linear_<t>`` (its column is
+    ``n_rule_columns + t * n_outputs + k``)."""
+    k = 0 if class_index is None else class_index[row["class"]]
+    if row.get("kind") != "linear":
+        return f"rule_{row['column']}", k
+    n_columns = len(est.ensemble_.leaf_values)
+    n_out = int(getattr(est.ensemble_, "n_outputs", 1))
+    return f"linear_{(row['column'] - n_columns) // n_out}", k
+
+
 def _labels(est):
     classes = getattr(est, "classes_", None)
     return None if classes is None else [c.item() if hasattr(c, "item") else c
@@ -136,7 +148,7 @@ def explain_global(est, name=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> g = fire.explain_global()
     >>> g.explanation_type, g.data()["names"]
     ('global', ['x0 > 2.0 and x1 > 15.0', 'x0 > 2.0 and x1 <= 15.0'])
@@ -248,7 +260,7 @@ def explain_local(est, X, y=None, name=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> row = fire.explain_local(X[3:4], y[3:4]).data(0)
     >>> row["names"], [round(s, 6) for s in row["scores"]], row["values"][0]
     (['x0 > 2.0 and x1 > 15.0', 'x0 > 2.0 and x1 <= 15.0'], [5.5, 0.0], 'x0 = 3, x1 = 20')
@@ -263,8 +275,8 @@ def explain_local(est, X, y=None, name=None):
     multi = labels is not None and len(labels) > 2
     texts = [r["rule"] if not multi else f"{r['rule']} [class {r['class']}]" for r in rules]
     names = _term_names([r["column"] for r in rules], texts)
-    position = {f"rule_{r['column']}": k for k, r in enumerate(rules)}
     class_index = {lab: k for k, lab in enumerate(labels)} if multi else None
+    position = {_record_key(r, est, class_index): k for k, r in enumerate(rules)}
     n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
     y = None if y is None else np.asarray(y)
     if y is not None and y.shape[0] != n:
@@ -279,7 +291,7 @@ def explain_local(est, X, y=None, name=None):
         if r["kind"] in ("intercept", "baseline"):
             extra[r["row"], k] += r["contribution"]
         else:
-            j = position[r["term"]]
+            j = position[(r["term"], k)]
             scores[r["row"], j, k] = r["contribution"]
             values[r["row"]][j] = _values_text(r["features"])
     specific = []

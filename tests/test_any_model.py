@@ -24,10 +24,11 @@ def test_auto_depth_beats_full_leaves_on_a_fully_grown_forest(diabetes):
     Xtr, Xte, ytr, yte = diabetes
     rf = RandomForestRegressor(n_estimators=100, random_state=0).fit(Xtr, ytr)
     with pytest.warns(UserWarning, match="rarely generalise"):
-        leaves = FIRERegressor(rf, rule_depth=None, random_state=0).fit(Xtr, ytr)
+        leaves = FIRERegressor(rf, rule_depth=None, random_state=0,
+                               linear_terms=False).fit(Xtr, ytr)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "auto" keeps rules that hold enough rows
-        auto = FIRERegressor(rf, random_state=0).fit(Xtr, ytr)
+        auto = FIRERegressor(rf, random_state=0, linear_terms=False).fit(Xtr, ytr)
     assert leaves.rule_depth_ is None and auto.rule_depth_ == 3
     r2_leaves = r2_score(yte, leaves.predict(Xte))
     r2_auto = r2_score(yte, auto.predict(Xte))
@@ -42,8 +43,8 @@ def test_auto_depth_beats_full_leaves_on_a_fully_grown_forest(diabetes):
 def test_auto_leaves_the_papers_depth3_forest_unchanged(diabetes):
     Xtr, _, ytr, _ = diabetes
     rf = RandomForestRegressor(n_estimators=50, max_depth=3, random_state=0).fit(Xtr, ytr)
-    auto = FIRERegressor(rf, random_state=0).fit(Xtr, ytr)
-    leaves = FIRERegressor(rf, rule_depth=None, random_state=0).fit(Xtr, ytr)
+    auto = FIRERegressor(rf, random_state=0, linear_terms=False).fit(Xtr, ytr)
+    leaves = FIRERegressor(rf, rule_depth=None, random_state=0, linear_terms=False).fit(Xtr, ytr)
     assert auto.rule_depth_ is None
     assert auto.ensemble_.n_rules == leaves.ensemble_.n_rules
     np.testing.assert_array_equal(auto.coef_, leaves.coef_)
@@ -53,7 +54,7 @@ def test_auto_leaves_the_papers_depth3_forest_unchanged(diabetes):
 def test_explicit_depth_and_prediction_is_the_cut_design(diabetes):
     Xtr, Xte, ytr, _ = diabetes
     rf = RandomForestRegressor(n_estimators=20, random_state=0).fit(Xtr, ytr)
-    fire = FIRERegressor(rf, rule_depth=2, random_state=0).fit(Xtr, ytr)
+    fire = FIRERegressor(rf, rule_depth=2, random_state=0, linear_terms=False).fit(Xtr, ytr)
     ens = fire.ensemble_
     assert fire.rule_depth_ == 2 and ens.rule_depth == 2
     assert ens.n_rules <= 4 * rf.n_estimators
@@ -68,8 +69,8 @@ def test_classifier_auto_on_a_fully_grown_forest():
     X, y = load_breast_cancer(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0, stratify=y)
     rf = RandomForestClassifier(n_estimators=50, random_state=0).fit(Xtr, ytr)
-    auto = FIREClassifier(rf, random_state=0).fit(Xtr, ytr)
-    leaves = FIREClassifier(rf, rule_depth=None, random_state=0).fit(Xtr, ytr)
+    auto = FIREClassifier(rf, random_state=0, linear_terms=False).fit(Xtr, ytr)
+    leaves = FIREClassifier(rf, rule_depth=None, random_state=0, linear_terms=False).fit(Xtr, ytr)
     assert auto.rule_depth_ == 3 and auto.n_rules_ <= 14
     assert log_loss(yte, auto.predict_proba(Xte)) < log_loss(yte, leaves.predict_proba(Xte))
 
@@ -125,7 +126,7 @@ def test_estimator_fit_refuses_before_the_leaf_table(monkeypatch):
     monkeypatch.setattr(RuleEnsemble, "apply", _refuse_library_call)
     monkeypatch.setenv("FIRECY_MEMORY_BUDGET", "20K")
     with pytest.raises(EnsembleTooLargeError, match="442 rows x 5 trees"):
-        FIRERegressor(rf).fit(X, y)
+        FIRERegressor(rf, linear_terms=False).fit(X, y)
 
 
 # -- the command line ----------------------------------------------------------
@@ -150,7 +151,8 @@ def test_cut_estimator_pickles_and_predicts_the_same(diabetes):
 
     Xtr, Xte, ytr, _ = diabetes
     rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(Xtr, ytr)
-    fire = FIRERegressor(rf, rule_depth=2, n_lambdas=10, cv=2, random_state=0).fit(Xtr, ytr)
+    fire = FIRERegressor(rf, rule_depth=2, n_lambdas=10, cv=2, random_state=0,
+                         linear_terms=False).fit(Xtr, ytr)
     back = pickle.loads(pickle.dumps(fire))
     np.testing.assert_array_equal(back.predict(Xte), fire.predict(Xte))
     assert back.ensemble_.rule_depth == 2
@@ -174,7 +176,7 @@ def test_fit_memory_estimate_bounds_the_measured_peak(n_jobs):
 
     X, y = make_friedman1(n_samples=300, n_features=6, random_state=0)
     rf = RandomForestRegressor(n_estimators=60, random_state=0, n_jobs=1).fit(X, y)
-    est = FIRERegressor(rf, rule_depth=None, n_jobs=n_jobs, random_state=0)
+    est = FIRERegressor(rf, rule_depth=None, n_jobs=n_jobs, random_state=0, linear_terms=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         tracemalloc.start()
@@ -203,7 +205,7 @@ def test_fit_refuses_rules_whose_paths_do_not_fit(monkeypatch):
 
     X, y = load_diabetes(return_X_y=True)
     rf = RandomForestRegressor(n_estimators=20, random_state=0, n_jobs=1).fit(X, y)
-    est = FIRERegressor(rf, rule_depth=None, n_jobs=1)
+    est = FIRERegressor(rf, rule_depth=None, n_jobs=1, linear_terms=False)
     n_leaves = rule_ensemble_from_model(rf).n_rules
     table = 2 * 442 * 20 * 4
     monkeypatch.setenv("FIRECY_MEMORY_BUDGET",
@@ -233,7 +235,7 @@ def test_exports_of_a_cut_model_reproduce_its_predictions():
     X = X.copy()
     X.iloc[::7, 2] = np.nan  # missing values, routed by XGBoost's default directions
     model = xgb.XGBRegressor(n_estimators=30, random_state=0).fit(X, y)  # depth 6
-    fire = FIRERegressor(model, random_state=0, n_lambdas=20, cv=3).fit(X, y)
+    fire = FIRERegressor(model, random_state=0, n_lambdas=20, cv=3, linear_terms=False).fit(X, y)
     assert fire.rule_depth_ == 3 and fire.n_rules_ > 0
     namespace = {}
     exec(rules_python(fire), namespace)

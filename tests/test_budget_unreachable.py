@@ -20,7 +20,7 @@ def test_jump_past_budget_warns():
     X, y = _toy()
     model = lightgbm.LGBMRegressor(n_estimators=20, verbose=-1, random_state=0).fit(X, y)
     est = FIRERegressor(model, penalty="l1", max_rules=4, n_lambdas=15, n_jobs=1,
-                        rule_values="leaf")
+                        rule_values="leaf", linear_terms=False)
     with pytest.warns(UserWarning, match="no point of the path keeps between 1 and max_rules=4"):
         est.fit(X, y)
     counts = est.path_.n_rules
@@ -34,7 +34,7 @@ def test_budget_reachable_does_not_warn():
     X, y = _toy()
     model = lightgbm.LGBMRegressor(n_estimators=20, verbose=-1, random_state=0).fit(X, y)
     est = FIRERegressor(model, penalty="l1", max_rules=5, n_lambdas=15, n_jobs=1,
-                        rule_values="leaf")
+                        rule_values="leaf", linear_terms=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         est.fit(X, y)

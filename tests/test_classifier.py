@@ -51,7 +51,8 @@ _WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
 
 @parametrize_with_checks(
     [FIREClassifier(RandomForestClassifier(n_estimators=10, max_depth=3, bootstrap=False,
-                                           random_state=0), cv=3, n_lambdas=15)],
+                                           random_state=0), cv=3, n_lambdas=15,
+                    linear_terms=False)],
     expected_failed_checks=lambda est: {c: "run at the defaults (slow step)"
                                         for c in _WEIGHT_CHECKS})
 def test_check_estimator(estimator, check):
@@ -65,7 +66,7 @@ def test_check_estimator(estimator, check):
 # multinomial solves end on a joint Newton polish (the stationary point
 # itself, to rounding).
 @pytest.mark.slow
-@parametrize_with_checks([FIREClassifier()])
+@parametrize_with_checks([FIREClassifier(linear_terms=False)])
 def test_check_estimator_defaults(estimator, check):
     check(estimator)
 
@@ -73,7 +74,8 @@ def test_check_estimator_defaults(estimator, check):
 def test_clone_and_pickle(binary):
     X, y = binary
     forest = RandomForestClassifier(n_estimators=20, max_depth=3, random_state=0)
-    est = FIREClassifier(forest, max_rules=6, selection="validation", random_state=0).fit(X, y)
+    est = FIREClassifier(forest, max_rules=6, selection="validation", random_state=0,
+                         linear_terms=False).fit(X, y)
     assert clone(est).get_params()["max_rules"] == 6
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
@@ -113,7 +115,7 @@ def test_design_reproduces_library_margin(name, task, binary, multiclass):
     X, y = binary if task == "binary" else multiclass
     model = MODELS[name]().fit(X, y)
     fire = FIREClassifier(model, lam=1.0, fusion=0.0, rule_depth=None,
-                          rule_values="leaf").fit(X, y)
+                          rule_values="leaf", linear_terms=False).fit(X, y)
     ens = fire.ensemble_
     K = len(fire.classes_)
     assert ens.n_outputs == (1 if K == 2 else K)
@@ -151,7 +153,8 @@ def test_predict_proba_agrees_with_independent_computation(task, binary, multicl
     X, y = binary if task == "binary" else multiclass
     labels = np.array(["a", "b", "c"])[y]       # string labels
     forest = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0)
-    fire = FIREClassifier(forest, max_rules=8, selection="validation", random_state=0)
+    fire = FIREClassifier(forest, max_rules=8, selection="validation", random_state=0,
+                          linear_terms=False)
     fire.fit(X, labels)
     assert 0 < fire.n_rules_ <= 8
     eta = _independent_margin(fire, X)
@@ -178,7 +181,7 @@ def test_predict_proba_agrees_with_independent_computation(task, binary, multicl
 def test_binary_reaches_sklearn_logistic_objective(binary):
     X, y = binary
     forest = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
-    fire = FIREClassifier(forest, penalty="l1", fusion=0.0, lam=0.01, tol=1e-10)
+    fire = FIREClassifier(forest, penalty="l1", fusion=0.0, lam=0.01, tol=1e-10, linear_terms=False)
     fire.fit(X, y)
     M = fire.ensemble_.design(X).toarray()
     n, lam = X.shape[0], 0.01
@@ -202,7 +205,7 @@ def test_binary_reaches_sklearn_logistic_objective(binary):
 def test_multiclass_selection_under_budget_and_refined(multiclass):
     X, y = multiclass
     forest = RandomForestClassifier(n_estimators=10, max_depth=2, random_state=0)
-    fire = FIREClassifier(forest, max_rules=5, cv=3, random_state=0).fit(X, y)
+    fire = FIREClassifier(forest, max_rules=5, cv=3, random_state=0, linear_terms=False).fit(X, y)
     assert 0 < fire.n_rules_ <= 5
     assert fire.intercept_.shape == (3,)
     assert fire.path_.inserted is not None
@@ -226,7 +229,7 @@ def test_multiclass_l1_stationary_to_rounding(multiclass):
     forest = RandomForestClassifier(n_estimators=20, max_depth=3, random_state=0)
     lam = 2e-3
     est = FIREClassifier(forest, penalty="l1", fusion=0.0, lam=lam, max_rules=None,
-                         random_state=0)
+                         random_state=0, linear_terms=False)
     est.fit(X, y, sample_weight=sw)
     M = est.ensemble_.design(X).tocsc()
     col_class = np.repeat(np.asarray(est.ensemble_.tree_class),
@@ -258,7 +261,7 @@ def test_multiclass_union_of_depths_is_stationary_and_selects(multiclass, model)
     model = clone(model).fit(X, y)
     lam = 1e-3
     est = FIREClassifier(model, rule_depth=(1, 2), penalty="l1", fusion=0.0, lam=lam,
-                         max_rules=None, random_state=0).fit(X, y)
+                         max_rules=None, random_state=0, linear_terms=False).fit(X, y)
     ens = est.ensemble_
     assert ens.n_trees == 2 * ens.uncut.n_trees   # one block per class, tree and depth
     M = ens.design(X).tocsc()
@@ -274,13 +277,14 @@ def test_multiclass_union_of_depths_is_stationary_and_selects(multiclass, model)
     np.testing.assert_allclose(grad[nz] + lam * np.sign(w[nz]), 0.0, atol=1e-8)
     assert np.all(np.abs(grad[~nz]) <= lam * (1 + 1e-4))
     # and the default selection runs on the union, within its budget
-    cv = FIREClassifier(model, rule_depth=(1, 2), cv=3, random_state=0).fit(X, y)
+    cv = FIREClassifier(model, rule_depth=(1, 2), cv=3, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert 0 < cv.n_rules_ <= 14 and cv.rule_depth_ == (1, 2)
 
 
 def test_breast_cancer_default_forest():
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
-    fire = FIREClassifier(random_state=0).fit(X, y)
+    fire = FIREClassifier(random_state=0, linear_terms=False).fit(X, y)
     assert 0 < fire.n_rules_ <= 14
     assert fire.score(X, y) > 0.9
     assert list(fire.rules_.columns)[0] == "class"
@@ -291,16 +295,16 @@ def test_breast_cancer_default_forest():
 def test_regressor_passed(binary):
     X, y = binary
     with pytest.raises(TypeError, match="regressor RandomForestRegressor"):
-        FIREClassifier(RandomForestRegressor(n_estimators=3)).fit(X, y)
+        FIREClassifier(RandomForestRegressor(n_estimators=3), linear_terms=False).fit(X, y)
     fitted = RandomForestRegressor(n_estimators=3, max_depth=2).fit(X, y)
     with pytest.raises(TypeError, match="use FIRERegressor"):
-        FIREClassifier(fitted).fit(X, y)
+        FIREClassifier(fitted, linear_terms=False).fit(X, y)
 
 
 def test_one_class(binary):
     X, _ = binary
     with pytest.raises(ValueError, match="at least two classes; y has a single class"):
-        FIREClassifier().fit(X, np.zeros(X.shape[0]))
+        FIREClassifier(linear_terms=False).fit(X, np.zeros(X.shape[0]))
 
 
 @pytest.mark.parametrize("missing", [None, np.nan])
@@ -312,10 +316,11 @@ def test_missing_label_is_a_clear_error(binary, missing):
     labels[5] = missing
     what = "None" if missing is None else "NaN"
     with pytest.raises(ValueError, match=f"Input y contains {what}"):
-        FIREClassifier(RandomForestClassifier(n_estimators=3)).fit(X, labels)
+        FIREClassifier(RandomForestClassifier(n_estimators=3), linear_terms=False).fit(X, labels)
     with pytest.raises(ValueError, match=r"Input y contains None: 1 missing label\(s\), "
                                          r"the first at row 5"):
-        FIREClassifier(RandomForestClassifier(n_estimators=3)).fit(X, list(labels[:5]) + [None]
+        FIREClassifier(RandomForestClassifier(n_estimators=3),
+                       linear_terms=False).fit(X, list(labels[:5]) + [None]
                                                                    + list(labels[6:]))
 
 
@@ -323,13 +328,13 @@ def test_one_class_among_weighted_rows(binary):
     X, y = binary
     w = (y == 1).astype(float)
     with pytest.raises(ValueError, match="positive sample weight"):
-        FIREClassifier().fit(X, y, sample_weight=w)
+        FIREClassifier(linear_terms=False).fit(X, y, sample_weight=w)
 
 
 def test_continuous_target(binary):
     X, _ = binary
     with pytest.raises(ValueError, match="Unknown label type"):
-        FIREClassifier().fit(X, np.linspace(0, 1, X.shape[0]))
+        FIREClassifier(linear_terms=False).fit(X, np.linspace(0, 1, X.shape[0]))
 
 
 def test_labels_unseen_by_the_fitted_model(binary):
@@ -338,13 +343,13 @@ def test_labels_unseen_by_the_fitted_model(binary):
     y3 = y.copy()
     y3[:5] = 2
     with pytest.raises(ValueError, match=r"label\(s\) \[2\] the model never saw"):
-        FIREClassifier(model).fit(X, y3)
+        FIREClassifier(model, linear_terms=False).fit(X, y3)
 
 
 def test_unseen_labels_at_score(binary):
     X, y = binary
     forest = RandomForestClassifier(n_estimators=10, max_depth=2, random_state=0)
-    fire = FIREClassifier(forest, lam=0.01).fit(X, y)
+    fire = FIREClassifier(forest, lam=0.01, linear_terms=False).fit(X, y)
     from firecy.risk import risk_card
 
     card = risk_card(fire, X, y)
@@ -356,13 +361,13 @@ def test_unseen_labels_at_score(binary):
 def test_predict_before_fit(binary, method):
     X, _ = binary
     with pytest.raises(NotFittedError):
-        getattr(FIREClassifier(), method)(X)
+        getattr(FIREClassifier(linear_terms=False), method)(X)
 
 
 def test_bad_scoring(binary):
     X, y = binary
     with pytest.raises(ValueError, match="scoring must be one of"):
-        FIREClassifier(scoring="auc").fit(X, y)
+        FIREClassifier(scoring="auc", linear_terms=False).fit(X, y)
 
 
 def test_class_count_mismatch_with_booster(multiclass):
@@ -370,7 +375,7 @@ def test_class_count_mismatch_with_booster(multiclass):
     booster = xgb.train({"objective": "binary:logistic", "max_depth": 2},
                         xgb.DMatrix(X, label=(y == 1).astype(float)), num_boost_round=3)
     with pytest.raises(ValueError, match="1 output"):
-        FIREClassifier(booster).fit(X, y)
+        FIREClassifier(booster, linear_terms=False).fit(X, y)
 
 
 @pytest.mark.parametrize("loader, model", [
@@ -385,8 +390,8 @@ def test_zero_weights_equal_dropped_rows(loader, model):
     sw = np.where(drop, 0.0, 1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        a = FIREClassifier(fitted, lam=0.003).fit(X, y, sample_weight=sw)
-        b = FIREClassifier(fitted, lam=0.003).fit(X[~drop], y[~drop])
+        a = FIREClassifier(fitted, lam=0.003, linear_terms=False).fit(X, y, sample_weight=sw)
+        b = FIREClassifier(fitted, lam=0.003, linear_terms=False).fit(X[~drop], y[~drop])
     assert a.n_rules_ == b.n_rules_ > 0
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-12)
     np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=1e-12)

@@ -17,7 +17,8 @@ import firecy
 # tree in a development build): the subprocesses import that one.
 FIRECY_HOME = str(Path(firecy.__file__).resolve().parents[1])
 # small settings: the paper's 500 trees are the default, tests use fewer
-SMALL = ["--n-trees", "60", "--n-lambdas", "20", "--n-jobs", "1", "--no-progress"]
+SMALL = ["--n-trees", "60", "--n-lambdas", "20", "--n-jobs", "1", "--no-progress",
+         "--no-linear-terms"]
 
 
 def _env():
@@ -298,7 +299,7 @@ def test_rules_json_reproduces_predictions_with_a_baseline():
 
     X, y = load_diabetes(return_X_y=True)
     model = xgb.XGBRegressor(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
-    est = FIRERegressor(model, max_rules=8, random_state=0).fit(X, y)
+    est = FIRERegressor(model, max_rules=8, random_state=0, linear_terms=False).fit(X, y)
     doc = rules_json(est, [f"x{i}" for i in range(X.shape[1])], X=X)
     ens = est.ensemble_
     pred = np.full(len(y), doc["intercept"])
@@ -414,7 +415,8 @@ def _lightgbm_fit(kind="lightgbm"):
         from sklearn.ensemble import RandomForestRegressor
 
         model = RandomForestRegressor(n_estimators=40, max_depth=3, random_state=0)
-    fire = FIRERegressor(model, max_rules=10, cv=3, n_lambdas=20, random_state=0).fit(X, y)
+    fire = FIRERegressor(model, max_rules=10, cv=3, n_lambdas=20, random_state=0,
+                         linear_terms=False).fit(X, y)
     return X, fire
 
 

@@ -13,7 +13,7 @@ from sklearn.model_selection import train_test_split
 from firecy.cli import main
 
 SMALL = ["--n-trees", "15", "--n-lambdas", "15", "--cv", "3", "--n-jobs", "1",
-         "--no-progress", "--seed", "0"]
+         "--no-progress", "--seed", "0", "--no-linear-terms"]
 
 
 @pytest.fixture(scope="module")

@@ -378,15 +378,16 @@ def test_poisson_estimator_predicts_rates_and_scores_d2():
     X = rng.normal(size=(400, 3))
     e = rng.uniform(0.5, 2.0, size=400)
     y = rng.poisson(e * np.exp(0.8 * (X[:, 0] > 0)))
-    fire = FIREPoissonRegressor(_forest(), random_state=0, cv=3).fit(X, y, exposure=e)
+    fire = FIREPoissonRegressor(_forest(), random_state=0, cv=3,
+                                linear_terms=False).fit(X, y, exposure=e)
     assert 0 < fire.n_rules_ <= 14
     rate = fire.predict(X)
     np.testing.assert_allclose(fire.predict(X, exposure=e), rate * e)
     assert 0.05 < fire.score(X, y, exposure=e) < 1
     with pytest.raises(ValueError, match="non-negative"):
-        FIREPoissonRegressor(_forest()).fit(X, -np.ones(400))
+        FIREPoissonRegressor(_forest(), linear_terms=False).fit(X, -np.ones(400))
     with pytest.raises(ValueError, match="exposure must be positive"):
-        FIREPoissonRegressor(_forest()).fit(X, y, exposure=np.zeros(400))
+        FIREPoissonRegressor(_forest(), linear_terms=False).fit(X, y, exposure=np.zeros(400))
 
 
 def test_survival_estimator_scores_concordance():
@@ -399,16 +400,16 @@ def test_survival_estimator_scores_concordance():
     y = np.array(list(zip(event, time)), dtype=[("event", bool), ("time", float)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fire = FIRESurvivalRegressor(_forest(), random_state=0, cv=3).fit(X, y)
+        fire = FIRESurvivalRegressor(_forest(), random_state=0, cv=3, linear_terms=False).fit(X, y)
     assert 0 < fire.n_rules_ <= 14
     assert fire.score(X, y) > 0.6
     assert fire.score(X, y) == pytest.approx(concordance_index(event, time, fire.predict(X)))
     with pytest.raises(ValueError, match="structured array"):
-        FIRESurvivalRegressor(_forest()).fit(X, time)
+        FIRESurvivalRegressor(_forest(), linear_terms=False).fit(X, time)
     y0 = y.copy()
     y0["event"] = False
     with pytest.raises(ValueError, match="no event"):
-        FIRESurvivalRegressor(_forest()).fit(X, y0)
+        FIRESurvivalRegressor(_forest(), linear_terms=False).fit(X, y0)
 
 
 def test_survival_estimator_ties():
@@ -420,7 +421,7 @@ def test_survival_estimator_ties():
     time = np.ceil(3 * rng.exponential(np.exp(-1.0 * (X[:, 0] > 0))))  # heavy ties
     event = rng.uniform(size=300) < 0.8
     y = np.array(list(zip(event, time)), dtype=[("event", bool), ("time", float)])
-    kw = dict(random_state=0, cv=3, penalty="l1", fusion=0.0)
+    kw = dict(random_state=0, cv=3, penalty="l1", fusion=0.0, linear_terms=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         b = FIRESurvivalRegressor(_forest(), **kw).fit(X, y)
@@ -446,7 +447,7 @@ def test_survival_estimator_ties():
         assert obj == pytest.approx(cox_deviance(event, time, eta, ties=ties) + pen, rel=1e-12)
         assert abs(obj - cox_deviance(event, time, eta, ties=other) - pen) > 1e-3
     with pytest.raises(ValueError, match="ties must be"):
-        FIRESurvivalRegressor(_forest(), ties="exact").fit(X, y)
+        FIRESurvivalRegressor(_forest(), ties="exact", linear_terms=False).fit(X, y)
 
 
 # -- Poisson without an intercept (issue 37) ----------------------------------------
@@ -511,7 +512,7 @@ def test_poisson_estimator_without_intercept_is_not_stuck():
     from firecy import FIREPoissonRegressor
 
     X, y, rf, _ = _rf_leaf_poisson()
-    kw = dict(random_state=0, n_jobs=1, cv=3, n_lambdas=20)
+    kw = dict(random_state=0, n_jobs=1, cv=3, n_lambdas=20, linear_terms=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         free = FIREPoissonRegressor(rf, **kw).fit(X, y)

@@ -37,7 +37,7 @@ def sync_scheduler():
 def reg():
     X, y = make_friedman1(n_samples=N, random_state=0)
     rf = RandomForestRegressor(10, max_depth=3, random_state=0).fit(X, y)
-    kw = dict(random_state=0, n_lambdas=8, selection="validation")
+    kw = dict(random_state=0, n_lambdas=8, selection="validation", linear_terms=False)
     return X, y, rf, kw, FIRERegressor(rf, **kw).fit(X, y)
 
 
@@ -46,7 +46,7 @@ def cls():
     X, y = make_friedman1(n_samples=N, random_state=1)
     yc = np.where(y > np.median(y), "hi", "lo")
     rf = RandomForestClassifier(10, max_depth=3, random_state=0).fit(X, yc)
-    kw = dict(random_state=0, n_lambdas=8, selection="validation")
+    kw = dict(random_state=0, n_lambdas=8, selection="validation", linear_terms=False)
     return X, yc, rf, kw, FIREClassifier(rf, **kw).fit(X, yc)
 
 
@@ -216,7 +216,8 @@ def test_errors(reg):
     with pytest.raises(ValueError, match="X has 600 rows but y has 599"):
         FIRERegressor(rf, **kw).fit(da.from_array(X, chunks=100), da.from_array(y[:-1]))
     with pytest.raises(ValueError, match="sample_size"):
-        fit_dask(FIRERegressor(rf), da.from_array(X), da.from_array(y), sample_size=1)
+        fit_dask(FIRERegressor(rf, linear_terms=False), da.from_array(X), da.from_array(y),
+                 sample_size=1)
 
 
 def test_errors_dataframe_partitions(reg):
@@ -237,7 +238,7 @@ def test_other_estimators_refuse_dask(reg):
 
     X, y, rf, kw, _ = reg
     with pytest.raises(TypeError, match="does not take Dask"):
-        fit_dask(FIREPoissonRegressor(), da.from_array(X), da.from_array(y))
+        fit_dask(FIREPoissonRegressor(linear_terms=False), da.from_array(X), da.from_array(y))
 
 
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
@@ -258,7 +259,7 @@ def test_models_trained_with_dask(library):
             model = mod.DaskXGBRegressor(n_estimators=10, max_depth=3).fit(Xd, yd)
         else:
             model = mod.DaskLGBMRegressor(n_estimators=10, num_leaves=8, verbose=-1).fit(Xd, yd)
-        kw = dict(random_state=0, n_lambdas=8, selection="validation")
+        kw = dict(random_state=0, n_lambdas=8, selection="validation", linear_terms=False)
         fire = fit_dask(FIRERegressor(model, **kw), Xd, yd, sample_size=300)
         assert fire.estimator is model and fire.dask_info_["refit"]
         np.testing.assert_allclose(fire.predict(Xd).compute(), fire.predict(X))
@@ -275,7 +276,7 @@ def test_auto_sample_size(monkeypatch, n_trees, budget, expected):
     from firecy._dask._fit import default_sample_size
 
     monkeypatch.setenv("FIRECY_MEMORY_BUDGET", budget)
-    est = FIRERegressor(RandomForestRegressor(n_trees))
+    est = FIRERegressor(RandomForestRegressor(n_trees), linear_terms=False)
     got = default_sample_size(est)
     if budget == "640M":
         expected = 640 * 2**20 // (64 * n_trees)
@@ -313,7 +314,7 @@ def test_collinear_kept_rules_refit_to_the_minimum_norm_solution():
     y = 2 * (X[:, 0] > 0) + (X[:, 1] > 0.3) + rng.normal(size=n)
     rf = RandomForestRegressor(5, max_depth=4, random_state=0).fit(X[:300], y[:300])
     fire = fit_dask(FIRERegressor(rf, rule_depth=(1, 2), cv=3, n_lambdas=10, n_jobs=1,
-                                  random_state=0, max_rules=6),
+                                  random_state=0, max_rules=6, linear_terms=False),
                     da.from_array(X, chunks=500), da.from_array(y, chunks=500),
                     sample_size=400)
     assert fire.dask_info_["refit"]

@@ -249,7 +249,7 @@ def test_fire_l1_on_cut_matches_sklearn_lasso_on_explicit_cut_design():
     rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
     lam = 0.05
     fire = FIRERegressor(rf, rule_depth=2, penalty="l1", fusion=0.0, lam=lam,
-                         max_rules=None, tol=1e-12).fit(X, y)
+                         max_rules=None, tol=1e-12, linear_terms=False).fit(X, y)
     assert fire.rule_depth_ == 2
     # the explicit design, built independently from sklearn's decision_path
     indicator, offsets = rf.decision_path(X)
@@ -304,7 +304,7 @@ def test_rule_depth_validation():
     X, y = make_data("regression", n=50)
     for bad in (0, -1, 2.5, "deep", True):
         with pytest.raises(ValueError, match="rule_depth"):
-            FIRERegressor(rule_depth=bad, n_lambdas=3, cv=2).fit(X, y)
+            FIRERegressor(rule_depth=bad, n_lambdas=3, cv=2, linear_terms=False).fit(X, y)
 
 
 def test_node_depths_and_ancestors_match_sklearn():

@@ -67,7 +67,7 @@ def test_fire_with_rule_depth_1_and_2():
     X, y = make_data("binary", n=500)
     forest = RandomForestClassifier(n_estimators=20, max_depth=3, random_state=0)
     fire = FIREClassifier(forest, rule_depth=(2, 1), max_rules=8, selection="validation",
-                          random_state=0).fit(X, y)
+                          random_state=0, linear_terms=False).fit(X, y)
     assert fire.rule_depth_ == (1, 2)
     ens = fire.ensemble_
     assert ens.n_trees == 40
@@ -93,9 +93,11 @@ def test_rule_depth_tuples():
     # depths beyond the trees: the leaves (depth-2 trees, (1, 5) is (1, 2))
     X, y = make_data("binary", n=300)
     forest = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0)
-    fire = FIREClassifier(forest, rule_depth=(1, 5), lam=0.01, random_state=0).fit(X, y)
+    fire = FIREClassifier(forest, rule_depth=(1, 5), lam=0.01, random_state=0,
+                          linear_terms=False).fit(X, y)
     assert fire.rule_depth_ == (1, 2)
-    fire = FIREClassifier(forest, rule_depth=(2, 5), lam=0.01, random_state=0).fit(X, y)
+    fire = FIREClassifier(forest, rule_depth=(2, 5), lam=0.01, random_state=0,
+                          linear_terms=False).fit(X, y)
     assert fire.rule_depth_ is None and fire.ensemble_.n_trees == 5
 
 
@@ -135,7 +137,7 @@ def test_reports_name_the_models_trees_under_a_union():
     X, y = make_data("regression", n=400)
     tree = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
     fire = FIRERegressor(tree, rule_depth=(1, 2), penalty="l1", fusion=0.0, lam=1e-4,
-                         max_rules=None).fit(X, y)
+                         max_rules=None, linear_terms=False).fit(X, y)
     assert fire.ensemble_.n_trees == 2
     kept = np.flatnonzero(fire.coef_)
     blocks = np.searchsorted(fire.ensemble_.block_ptr, kept, side="right") - 1

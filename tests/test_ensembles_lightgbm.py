@@ -277,7 +277,8 @@ def test_fire_regressor_with_columns_lightgbm_renames(fitted_first):
         model.fit(X, y)
         assert model.booster_.feature_name()[:4] == [
             "age_years", "body_mass", "s_1", "blood-pressure_(mm)"]
-    est = FIRERegressor(model, penalty="l1", n_lambdas=10, random_state=0).fit(X, y)
+    est = FIRERegressor(model, penalty="l1", n_lambdas=10, random_state=0,
+                        linear_terms=False).fit(X, y)
     names = list(X.columns)
     assert est.ensemble_.feature_names == names
     table = est.rules_
@@ -295,7 +296,7 @@ def test_fire_regressor_with_columns_lightgbm_renames(fitted_first):
         np.testing.assert_allclose(est.predict(X), est.predict(X.to_numpy()))
     # other names than the model's are still refused
     with pytest.raises(ValueError, match="differ"):
-        FIRERegressor(model if fitted_first else model.fit(X, y)).fit(
+        FIRERegressor(model if fitted_first else model.fit(X, y), linear_terms=False).fit(
             X.rename(columns={"plain": "other"}), y)
 
 
@@ -361,6 +362,7 @@ def test_fire_on_lightgbm_is_shift_equivariant():
 
     X, y = make_data("regression")
     a, b = (FIRERegressor(lgb.LGBMRegressor(**COMMON).fit(X, y + shift), random_state=0,
-                          n_jobs=1).fit(X, y + shift) for shift in (0.0, 1000.0))
+                          n_jobs=1, linear_terms=False).fit(X, y + shift)
+            for shift in (0.0, 1000.0))
     np.testing.assert_array_equal(np.flatnonzero(a.coef_), np.flatnonzero(b.coef_))
     np.testing.assert_allclose(b.predict(X) - 1000.0, a.predict(X), atol=0.01 * y.std())

@@ -238,7 +238,7 @@ def test_non_nan_missing_value_is_missing_when_rules_are_evaluated(sentinel):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         ens = rule_ensemble_from_model(model)
-        fire = FIRERegressor(model, n_jobs=1, random_state=0).fit(X, y)
+        fire = FIRERegressor(model, n_jobs=1, random_state=0, linear_terms=False).fit(X, y)
     leaf = model.apply(X)
     for j in range(ens.n_rules):
         t = np.searchsorted(ens.block_ptr, j, side="right") - 1
@@ -259,10 +259,10 @@ def test_dmatrix_input_is_refused_by_name():
     model = xgb.XGBRegressor(n_estimators=2, max_depth=2).fit(X, y)
     ens = rule_ensemble_from_model(model)
     for call in (lambda d: ens.rule_mask(0, d), lambda d: ens.dense_for_rules(d),
-                 lambda d: FIRERegressor(model).fit(d, y)):
+                 lambda d: FIRERegressor(model, linear_terms=False).fit(d, y)):
         with pytest.raises(TypeError, match="xgboost DMatrix"):
             call(xgb.DMatrix(X))
-    fire = FIRERegressor(model, lam=0.1, n_jobs=1).fit(X, y)
+    fire = FIRERegressor(model, lam=0.1, n_jobs=1, linear_terms=False).fit(X, y)
     with pytest.raises(TypeError, match="xgboost DMatrix"):
         fire.predict(xgb.DMatrix(X))
 

@@ -42,7 +42,7 @@ def forest(data):
 SMALL = FIRERegressor(
     estimator=RandomForestRegressor(n_estimators=10, max_depth=3, bootstrap=False,
                                     random_state=0),
-    selection="cv", cv=3, n_lambdas=15,
+    selection="cv", cv=3, n_lambdas=15, linear_terms=False
 )
 
 
@@ -57,7 +57,7 @@ def test_check_estimator(estimator, check):
 # issue 13 asks): each check fits the forest and six paths, ~60 s of CPU in
 # all, so it runs in CI's slow step (pytest -m slow)
 @pytest.mark.slow
-@parametrize_with_checks([FIRERegressor()])
+@parametrize_with_checks([FIRERegressor(linear_terms=False)])
 def test_check_estimator_defaults(estimator, check):
     check(estimator)
 
@@ -70,7 +70,8 @@ def test_default_sample_weight_equivalence():
         check_sample_weight_equivalence_on_dense_data,
     )
 
-    check_sample_weight_equivalence_on_dense_data("FIRERegressor", FIRERegressor())
+    check_sample_weight_equivalence_on_dense_data("FIRERegressor",
+                                                  FIRERegressor(linear_terms=False))
 
 
 def test_default_forest_bootstrap_size():
@@ -91,7 +92,8 @@ def test_default_forest_bootstrap_size():
 
 def test_clone_and_pickle(data, forest):
     X, y = data
-    est = FIRERegressor(forest, max_rules=8, gamma=1.5, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, max_rules=8, gamma=1.5, random_state=0,
+                        linear_terms=False).fit(X, y)
     params = clone(est).get_params()
     assert params["max_rules"] == 8 and params["gamma"] == 1.5
     again = pickle.loads(pickle.dumps(est))
@@ -102,7 +104,7 @@ def test_clone_and_pickle(data, forest):
 def test_fitted_estimator_used_as_is(data, forest):
     X, y = data
     before = forest.predict(X)
-    est = FIRERegressor(forest, max_rules=5, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, max_rules=5, random_state=0, linear_terms=False).fit(X, y)
     assert est.estimator_ is forest and est.estimator is forest
     np.testing.assert_array_equal(forest.predict(X), before)
 
@@ -110,7 +112,7 @@ def test_fitted_estimator_used_as_is(data, forest):
 def test_unfitted_estimator_is_cloned_and_fitted(data):
     X, y = data
     rf = RandomForestRegressor(n_estimators=15, max_depth=2, random_state=0)
-    est = FIRERegressor(rf, max_rules=5, random_state=0).fit(X, y)
+    est = FIRERegressor(rf, max_rules=5, random_state=0, linear_terms=False).fit(X, y)
     assert not hasattr(rf, "estimators_")  # the parameter is untouched
     assert est.estimator_ is not rf and len(est.estimator_.estimators_) == 15
 
@@ -119,7 +121,8 @@ def test_frozen_estimator_survives_clone(data, forest):
     from sklearn.frozen import FrozenEstimator
 
     X, y = data
-    est = clone(FIRERegressor(FrozenEstimator(forest), max_rules=5, random_state=0))
+    est = clone(FIRERegressor(FrozenEstimator(forest), max_rules=5, random_state=0,
+                              linear_terms=False))
     est.fit(X[:100], y[:100])  # a refit would change the forest
     assert est.estimator_.estimator is forest
     assert est.ensemble_.n_rules == sum(t.tree_.n_leaves for t in forest.estimators_)
@@ -128,8 +131,8 @@ def test_frozen_estimator_survives_clone(data, forest):
 def test_default_forest_and_random_state(data):
     X, y = data
     X, y = X[:80], y[:80]
-    a = FIRERegressor(max_rules=4, n_lambdas=10, random_state=3).fit(X, y)
-    b = FIRERegressor(max_rules=4, n_lambdas=10, random_state=3).fit(X, y)
+    a = FIRERegressor(max_rules=4, n_lambdas=10, random_state=3, linear_terms=False).fit(X, y)
+    b = FIRERegressor(max_rules=4, n_lambdas=10, random_state=3, linear_terms=False).fit(X, y)
     rf = a.estimator_
     assert (rf.n_estimators, rf.max_depth, rf.random_state) == (500, 3, 3)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -144,7 +147,7 @@ def test_default_forest_and_random_state(data):
 def test_rule_budget_respected(data, forest, selection, max_rules):
     X, y = data
     est = FIRERegressor(forest, max_rules=max_rules, selection=selection, cv=3,
-                        random_state=0).fit(X, y)
+                        random_state=0, linear_terms=False).fit(X, y)
     assert 0 <= est.n_rules_ <= max_rules
     assert est.n_rules_ == np.count_nonzero(est.coef_)
     p = est.path_
@@ -161,7 +164,7 @@ def test_rule_budget_respected(data, forest, selection, max_rules):
 
 def test_predict_is_predict_raw_plus_intercept(data, forest):
     X, y = data
-    est = FIRERegressor(forest, max_rules=10, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, max_rules=10, random_state=0, linear_terms=False).fit(X, y)
     np.testing.assert_allclose(
         est.predict(X), est.ensemble_.predict_raw(X, est.coef_) + est.intercept_
     )
@@ -171,33 +174,34 @@ def test_predict_is_predict_raw_plus_intercept(data, forest):
 def test_gradient_boosting_baseline(data):
     X, y = data
     gb = GradientBoostingRegressor(n_estimators=30, max_depth=2, random_state=0).fit(X, y)
-    est = FIRERegressor(gb, max_rules=10, random_state=0).fit(X, y)
+    est = FIRERegressor(gb, max_rules=10, random_state=0, linear_terms=False).fit(X, y)
     base = est.ensemble_.baseline(X)
     assert np.ptp(base) == 0 and base[0] != 0
     np.testing.assert_allclose(
         est.predict(X), est.ensemble_.predict_raw(X, est.coef_) + est.intercept_
     )
     # the intercept is on top of the baseline: with no rules the model is the mean
-    empty = FIRERegressor(gb, lam=1e9).fit(X, y)
+    empty = FIRERegressor(gb, lam=1e9, linear_terms=False).fit(X, y)
     assert empty.n_rules_ == 0
     np.testing.assert_allclose(empty.predict(X), np.mean(y))
 
 
 def test_fixed_lambda(data, forest):
     X, y = data
-    ref = FIRERegressor(forest, max_rules=6, random_state=0).fit(X, y)
-    est = FIRERegressor(forest, lam=ref.lambda_).fit(X, y)
+    ref = FIRERegressor(forest, max_rules=6, random_state=0, linear_terms=False).fit(X, y)
+    est = FIRERegressor(forest, lam=ref.lambda_, linear_terms=False).fit(X, y)
     assert est.lambda_ == ref.lambda_ and len(est.path_.lambdas) == 1
     assert np.isnan(est.validation_error_)
     assert est.n_rules_ >= 1
     with pytest.warns(UserWarning, match="more than max_rules"):
-        FIRERegressor(forest, lam=ref.path_.lambdas[-1] * 1e-3, max_rules=1).fit(X, y)
+        FIRERegressor(forest, lam=ref.path_.lambdas[-1] * 1e-3, max_rules=1,
+                      linear_terms=False).fit(X, y)
 
 
 def test_grid_over_gamma(data, forest):
     X, y = data
     est = FIRERegressor(forest, gamma=[1.1, 3.0, 30.0], max_rules=6, selection="cv",
-                        cv=3, random_state=0).fit(X, y)
+                        cv=3, random_state=0, linear_terms=False).fit(X, y)
     assert [p.params["gamma"] for p in est.paths_] == [1.1, 3.0, 30.0]
     best = min(np.min(p.validation_error) for p in est.paths_)
     assert est.validation_error_ == best
@@ -212,9 +216,9 @@ def test_penalty_objects_and_l1(data, forest):
     # a tight tolerance: the two fits take different routes (their lambda
     # grids differ by a scale), so they agree only to the solver's tolerance
     by_name = FIRERegressor(forest, penalty="l1", max_rules=6, random_state=0,
-                            tol=1e-10).fit(X, y)
+                            tol=1e-10, linear_terms=False).fit(X, y)
     by_obj = FIRERegressor(forest, penalty=L1(0.5), max_rules=6, random_state=0,
-                           tol=1e-10).fit(X, y)
+                           tol=1e-10, linear_terms=False).fit(X, y)
     np.testing.assert_allclose(by_obj.coef_, by_name.coef_)
     assert by_name.paths_[0].params["gamma"] is None
 
@@ -240,18 +244,20 @@ def test_penalty_objects_and_l1(data, forest):
             return float(np.max(np.abs(grad)))
 
     py = FIRERegressor(forest, penalty=PyL1(), max_rules=6, random_state=0,
-                       tol=1e-10).fit(X, y)
+                       tol=1e-10, linear_terms=False).fit(X, y)
     np.testing.assert_allclose(py.coef_, by_name.coef_, atol=1e-8)
 
 
 @pytest.mark.skipif(not _has_penalty("MCPFusion"), reason="MCPFusion not built yet")
 def test_fusion_and_group_l0(data, forest):
     X, y = data
-    est = FIRERegressor(forest, fusion=[0.0, 0.5], max_rules=8, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, fusion=[0.0, 0.5], max_rules=8, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert [p.params["fusion"] for p in est.paths_] == [0.0, 0.5]
     assert est.n_rules_ <= 8
     if _has_penalty("GroupL0"):
-        est = FIRERegressor(forest, group_l0=0.01, max_rules=8, random_state=0).fit(X, y)
+        est = FIRERegressor(forest, group_l0=0.01, max_rules=8, random_state=0,
+                            linear_terms=False).fit(X, y)
         assert est.n_rules_ <= 8
 
 
@@ -260,15 +266,16 @@ def test_fusion_and_group_l0(data, forest):
 def test_integer_weights_equal_row_repetition(data, forest):
     X, y = data
     sw = np.random.default_rng(0).integers(0, 4, size=len(y))
-    ref = FIRERegressor(forest, max_rules=8, random_state=0).fit(X, y)
-    a = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10).fit(X, y, sample_weight=sw)
-    b = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10).fit(
+    ref = FIRERegressor(forest, max_rules=8, random_state=0, linear_terms=False).fit(X, y)
+    a = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10,
+                      linear_terms=False).fit(X, y, sample_weight=sw)
+    b = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10, linear_terms=False).fit(
         np.repeat(X, sw, axis=0), np.repeat(y, sw)
     )
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-6)
     # and the weights matter
-    c = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10).fit(X, y)
+    c = FIRERegressor(forest, lam=ref.lambda_, tol=1e-10, linear_terms=False).fit(X, y)
     assert not np.allclose(a.coef_, c.coef_)
 
 
@@ -278,7 +285,7 @@ def test_weights_reach_the_default_forest_and_validation(data):
     sw = np.r_[np.zeros(30), np.ones(30)]
     est = FIRERegressor(
         RandomForestRegressor(n_estimators=5, max_depth=2, bootstrap=False, random_state=0),
-        max_rules=3, random_state=0,
+        max_rules=3, random_state=0, linear_terms=False
     ).fit(X, y, sample_weight=sw)
     ref = RandomForestRegressor(n_estimators=5, max_depth=2, bootstrap=False,
                                 random_state=0).fit(X[30:], y[30:])
@@ -295,12 +302,12 @@ def test_dataframe_names(data, forest):
     # model fitted by FIRE on the DataFrame
     est = FIRERegressor(
         RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0),
-        max_rules=5, random_state=0,
+        max_rules=5, random_state=0, linear_terms=False
     ).fit(df, y)
     assert list(est.feature_names_in_) == cols
     assert est.ensemble_.feature_names == cols
     # prefit on an array: the DataFrame's names override x0, x1, ...
-    est2 = FIRERegressor(forest, max_rules=5, random_state=0).fit(df, y)
+    est2 = FIRERegressor(forest, max_rules=5, random_state=0, linear_terms=False).fit(df, y)
     assert est2.ensemble_.feature_names == cols
     rules = est2.rules_
     assert len(rules) == est2.n_rules_ and est2.n_rules_ > 0
@@ -319,10 +326,10 @@ def test_non_numeric_column_named(data):
     df = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
     df["city"] = np.where(X[:, 3] > 0.5, "Paris", "Lyon")
     with pytest.raises(ValueError, match="'city'"):
-        FIRERegressor(max_rules=3).fit(df, y)
+        FIRERegressor(max_rules=3, linear_terms=False).fit(df, y)
     df["city"] = df["city"].astype("category")
     with pytest.raises(ValueError, match="'city'"):
-        FIRERegressor(max_rules=3).fit(df, y)
+        FIRERegressor(max_rules=3, linear_terms=False).fit(df, y)
 
 
 def test_native_categorical_passthrough(data):
@@ -334,7 +341,7 @@ def test_native_categorical_passthrough(data):
     df["g"] = pd.Categorical(np.where(X[:, 4] > 0.5, "hi", "lo"))
     hgb = HistGradientBoostingRegressor(max_iter=20, max_depth=2, random_state=0,
                                         categorical_features="from_dtype")
-    est = FIRERegressor(hgb, max_rules=6, random_state=0).fit(df, y)
+    est = FIRERegressor(hgb, max_rules=6, random_state=0, linear_terms=False).fit(df, y)
     np.testing.assert_allclose(
         est.predict(df), est.ensemble_.predict_raw(df, est.coef_) + est.intercept_
     )
@@ -372,24 +379,24 @@ def test_bad_data(data, forest):
     y_nan = y.copy()
     y_nan[3] = np.nan
     with pytest.raises(ValueError, match="y contains NaN"):
-        FIRERegressor(forest).fit(X, y_nan)
+        FIRERegressor(forest, linear_terms=False).fit(X, y_nan)
     with pytest.raises(NotFittedError):
-        FIRERegressor(forest).predict(X)
-    est = FIRERegressor(forest, max_rules=3, random_state=0).fit(X, y)
+        FIRERegressor(forest, linear_terms=False).predict(X)
+    est = FIRERegressor(forest, max_rules=3, random_state=0, linear_terms=False).fit(X, y)
     with pytest.raises(ValueError, match="X has 4 features"):
         est.predict(X[:, :4])
     with pytest.raises(ValueError, match="X has 4 features"):
-        FIRERegressor(forest).fit(X[:, :4], y)
+        FIRERegressor(forest, linear_terms=False).fit(X[:, :4], y)
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
-        FIRERegressor(forest).fit(X, y, sample_weight=-np.ones(len(y)))
+        FIRERegressor(forest, linear_terms=False).fit(X, y, sample_weight=-np.ones(len(y)))
     from sklearn.ensemble import RandomForestClassifier
 
     with pytest.raises(TypeError, match="classifier"):
-        FIRERegressor(RandomForestClassifier(n_estimators=3)).fit(X, y > 0)
+        FIRERegressor(RandomForestClassifier(n_estimators=3), linear_terms=False).fit(X, y > 0)
     with pytest.raises(TypeError, match="cannot extract rules"):
         from sklearn.linear_model import Ridge
 
-        FIRERegressor(Ridge()).fit(X, y)
+        FIRERegressor(Ridge(), linear_terms=False).fit(X, y)
 
 
 # ------------------------------------------------------------------- dask ---
@@ -424,7 +431,7 @@ def test_xgboost_lightgbm(data, lib):
     else:
         model = mod.LGBMRegressor(n_estimators=15, num_leaves=4, n_jobs=1, random_state=0,
                                   verbose=-1)
-    est = FIRERegressor(model, max_rules=6, random_state=0).fit(df, y)
+    est = FIRERegressor(model, max_rules=6, random_state=0, linear_terms=False).fit(df, y)
     assert est.n_rules_ <= 6 and est.ensemble_.source == lib
     assert est.ensemble_.feature_names == list(df.columns)
     np.testing.assert_allclose(
@@ -432,7 +439,7 @@ def test_xgboost_lightgbm(data, lib):
     )
     # a fitted booster works too, and gives the same rules
     booster = est.estimator_.get_booster() if lib == "xgboost" else est.estimator_.booster_
-    est_b = FIRERegressor(booster, max_rules=6, random_state=0).fit(X, y)
+    est_b = FIRERegressor(booster, max_rules=6, random_state=0, linear_terms=False).fit(X, y)
     np.testing.assert_allclose(est_b.coef_, est.coef_, rtol=1e-6, atol=1e-9)
 
 
@@ -454,7 +461,7 @@ def test_constant_target(data, forest):
     y = np.full(X.shape[0], 2.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        est = FIRERegressor(forest, random_state=0).fit(X, y)
+        est = FIRERegressor(forest, random_state=0, linear_terms=False).fit(X, y)
     assert est.n_rules_ == 0
     np.testing.assert_allclose(est.predict(X), 2.5)
 
@@ -477,7 +484,7 @@ def test_fit_reports_progress_per_path_point():
             calls.append((k, n_points, result.n_rules))
 
     est = FIRERegressor(RandomForestRegressor(n_estimators=10, max_depth=3, random_state=0),
-                        n_lambdas=12, max_rules=8, random_state=0)
+                        n_lambdas=12, max_rules=8, random_state=0, linear_terms=False)
     est.fit(X, y, progress=progress)
     # one call per solved point: the full-data path (refined points included)
     # plus one path per CV fold (5 by default) over the eligible points
@@ -510,10 +517,10 @@ class _Ridge:
 def test_lambdas_grid_lets_an_unbounded_penalty_select(data, forest):
     X, y = data
     with pytest.raises(ValueError, match="grid explicitly"):
-        FIRERegressor(forest, penalty=_Ridge(), max_rules=None, cv=3).fit(X, y)
+        FIRERegressor(forest, penalty=_Ridge(), max_rules=None, cv=3, linear_terms=False).fit(X, y)
     grid = [3.0, 1.0, 0.3]
     est = FIRERegressor(forest, penalty=_Ridge(), lambdas=grid, max_rules=None, cv=3,
-                        random_state=0).fit(X, y)
+                        random_state=0, linear_terms=False).fit(X, y)
     np.testing.assert_array_equal(est.path_.lambdas, sorted(grid, reverse=True))
     # the selected point is the lowest CV error of the three
     k = int(np.argmin(est.path_.validation_error))
@@ -537,23 +544,24 @@ def test_lambdas_are_checked_and_lam_needs_one_above_it(data, forest):
     # with lam, lambdas are the warm path down to it (tests/test_refit.py)
     X, y = data
     with pytest.raises(ValueError, match="warm path down to it"):
-        FIRERegressor(forest, lam=2.0, lambdas=[1.0, 0.5]).fit(X, y)
+        FIRERegressor(forest, lam=2.0, lambdas=[1.0, 0.5], linear_terms=False).fit(X, y)
     for bad in ([], [1.0, np.nan], [-1.0], [[1.0]]):
         with pytest.raises(ValueError, match="lambdas must be"):
-            FIRERegressor(forest, lambdas=bad).fit(X, y)
+            FIRERegressor(forest, lambdas=bad, linear_terms=False).fit(X, y)
 
 
 def test_lambdas_give_the_same_path_as_the_default_grid(data, forest):
     X, y = data
-    ref = FIRERegressor(forest, n_lambdas=12, refine_path=False, random_state=0).fit(X, y)
+    ref = FIRERegressor(forest, n_lambdas=12, refine_path=False, random_state=0,
+                        linear_terms=False).fit(X, y)
     again = FIRERegressor(forest, lambdas=ref.paths_[0].lambdas, refine_path=False,
-                          random_state=0).fit(X, y)
+                          random_state=0, linear_terms=False).fit(X, y)
     np.testing.assert_allclose(again.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
 
 
 def test_transform_gives_the_kept_rules_design_columns(data, forest):
     X, y = data
-    est = FIRERegressor(forest, max_rules=6, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, max_rules=6, random_state=0, linear_terms=False).fit(X, y)
     T = est.transform(X[:50])
     assert T.shape == (50, est.n_rules_)
     kept = est.coef_ != 0
@@ -567,7 +575,7 @@ def test_transform_gives_the_kept_rules_design_columns(data, forest):
 
 def test_summary_lists_the_rules_and_repr_stays_sklearns(data, forest):
     X, y = data
-    est = FIRERegressor(forest, max_rules=5, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, max_rules=5, random_state=0, linear_terms=False).fit(X, y)
     text = est.summary()
     assert text.startswith(f"FIRERegressor: {est.n_rules_} rules")
     assert text.count(" then ") == est.n_rules_
@@ -580,7 +588,8 @@ def test_fit_from_two_threads(data, forest):
     import threading
 
     X, y = data
-    ref = FIRERegressor(forest, max_rules=5, cv=3, n_lambdas=12, random_state=0).fit(X, y)
+    ref = FIRERegressor(forest, max_rules=5, cv=3, n_lambdas=12, random_state=0,
+                        linear_terms=False).fit(X, y)
     shared = clone(ref)
     pair = [clone(ref), clone(ref)]
     errors, calls = [], []
@@ -621,8 +630,8 @@ def test_zero_weights_equal_dropped_rows_with_mcp():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # more rules than max_rules
         for y_fit in (y, y_w):
-            a = FIRERegressor(forest, lam=3.0).fit(X, y_fit, sample_weight=sw)
-            b = FIRERegressor(forest, lam=3.0).fit(X[~drop], y[~drop])
+            a = FIRERegressor(forest, lam=3.0, linear_terms=False).fit(X, y_fit, sample_weight=sw)
+            b = FIRERegressor(forest, lam=3.0, linear_terms=False).fit(X[~drop], y[~drop])
             assert a.n_rules_ == b.n_rules_ > 14
             np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-9)
             np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-12)

@@ -26,7 +26,7 @@ from firecy import FIREClassifier, FIREPoissonRegressor, FIRERegressor, FIRESurv
 
 matplotlib.use("Agg")
 
-FAST = dict(n_lambdas=10, cv=3, random_state=0, max_rules=12)
+FAST = dict(n_lambdas=10, cv=3, random_state=0, max_rules=12, linear_terms=False)
 
 
 def _fit(est, X, y, **fit_params):
@@ -311,7 +311,7 @@ def test_the_waterfall_folds_small_terms_and_wraps_long_texts():
 # firecy explain
 # ---------------------------------------------------------------------------
 CLI_FAST = ["--n-trees", "20", "--n-lambdas", "8", "--cv", "3", "--n-jobs", "1",
-            "--no-progress"]
+            "--no-progress", "--no-linear-terms"]
 
 
 def _exported(tmp_path, csv, target, extra=()):

@@ -391,7 +391,7 @@ def test_hostile_categories_and_feature_names(kind, pool, tmp_path):
     with warnings.catch_warnings(), threadpool_limits(1, user_api="openmp"):
         warnings.simplefilter("ignore")
         est = FIRERegressor(model, penalty="l1", n_lambdas=12, max_rules=40,
-                            random_state=0).fit(X, y)
+                            random_state=0, linear_terms=False).fit(X, y)
     names = [s for s in strings[180:] if s][:X.shape[1]]
     source = check_every_export(est, X, names, tmp_path, est.predict(X), pool != "any")
     # the test reached the labels: many hostile ones are written in the code
@@ -407,7 +407,7 @@ def test_hostile_column_names_of_a_dataframe(tmp_path):
     X.columns = names
     model = quiet_fit(model_for("hist"), X, y)
     est = quiet_fit(FIRERegressor(model, penalty="l1", n_lambdas=10, max_rules=20,
-                                  random_state=0), X, y)
+                                  random_state=0, linear_terms=False), X, y)
     assert list(est.feature_names_in_) == names
     rows = export_rows(X, names)
     (defined, _, got), = run_modules([rules_python(est)], rows, tmp_path)
@@ -437,7 +437,8 @@ def test_hostile_class_labels(n_classes, tmp_path):
     first = np.array(CODE_LIKE[:n_classes], dtype=object)
     y = first[codes]
     rf = quiet_fit(RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0), X, y)
-    clf = quiet_fit(FIREClassifier(rf, max_rules=10, n_lambdas=10, random_state=0), X, y)
+    clf = quiet_fit(FIREClassifier(rf, max_rules=10, n_lambdas=10, random_state=0,
+                                   linear_terms=False), X, y)
     assert list(clf.classes_) == sorted(first)
     expected = clf.decision_function(X).reshape(len(X), -1)
     models = []
@@ -562,7 +563,7 @@ def two_feature_model():
     X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     fire = FIRERegressor(DecisionTreeRegressor(max_depth=2).fit(X, y), lam=0.5,
-                         fusion=0.0).fit(X, y)
+                         fusion=0.0, linear_terms=False).fit(X, y)
     return fire, X
 
 
@@ -689,7 +690,7 @@ def test_postgresql_runs_the_rules_of_hostile_categories(postgres):
     X, y = categorical_frame(pools, n=1500, seed=4)
     model = quiet_fit(model_for("hist"), X, y)
     est = quiet_fit(FIRERegressor(model, penalty="l1", n_lambdas=10, max_rules=30,
-                                  random_state=0), X, y)
+                                  random_state=0, linear_terms=False), X, y)
     names = [s for s in SQL_STRINGS[100:] if s and len(s.encode()) < 64][:X.shape[1]]
     rows = export_rows(X, names)
     con = postgres

@@ -14,7 +14,7 @@ from firecy import FIREClassifier, FIRERegressor
 def diabetes_fit():
     X, y = load_diabetes(return_X_y=True, as_frame=True, scaled=False)
     rf = RandomForestRegressor(n_estimators=60, max_depth=3, random_state=0).fit(X, y)
-    fire = FIRERegressor(rf, n_lambdas=20, cv=3, random_state=0).fit(X, y)
+    fire = FIRERegressor(rf, n_lambdas=20, cv=3, random_state=0, linear_terms=False).fit(X, y)
     return X, y, fire
 
 
@@ -37,7 +37,8 @@ def test_rules_support_uses_sample_weights():
     X, y = load_diabetes(return_X_y=True)
     rf = RandomForestRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
     w = np.random.default_rng(0).uniform(0, 3, size=len(y))
-    fire = FIRERegressor(rf, n_lambdas=10, cv=3, random_state=0).fit(X, y, sample_weight=w)
+    fire = FIRERegressor(rf, n_lambdas=10, cv=3, random_state=0,
+                         linear_terms=False).fit(X, y, sample_weight=w)
     table = fire.rules_
     rows = fire.transform(X) != 0     # columns in design-column order
     by_column = dict(zip(sorted(table["column"]), (w[:, None] * rows).sum(0) / w.sum()))
@@ -62,7 +63,7 @@ def test_rules_print_whole(diabetes_fit):
 def test_classifier_rules_have_class_and_training_support():
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     rf = RandomForestClassifier(n_estimators=30, max_depth=3, random_state=0).fit(X, y)
-    clf = FIREClassifier(rf, n_lambdas=10, cv=3, random_state=0).fit(X, y)
+    clf = FIREClassifier(rf, n_lambdas=10, cv=3, random_state=0, linear_terms=False).fit(X, y)
     table = clf.rules_
     assert table.columns[0] == "class" and not table["support"].isna().any()
     assert set(table["class"]) <= set(clf.classes_)
@@ -91,7 +92,8 @@ def test_multiclass_summary_gives_each_class_its_own_intercept():
     X, y = load_iris(return_X_y=True)
     X, y = X[25:], y[25:]           # unequal classes: a per-class baseline
     gb = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
-    fire = FIREClassifier(gb, n_lambdas=15, cv=3, random_state=0, n_jobs=1).fit(X, y)
+    fire = FIREClassifier(gb, n_lambdas=15, cv=3, random_state=0, n_jobs=1,
+                          linear_terms=False).fit(X, y)
     base = np.asarray(fire.ensemble_.baseline(X[:1]))[0]
     assert np.ptp(base) > 0 and np.ptp(fire.intercept_) > 0
     text = fire.summary()

@@ -21,7 +21,7 @@ from firecy.ensembles import rule_ensemble_from_model
 from firecy.estimators._default_forest import canonical_row_order
 from firecy.estimators._diagnostics import MAX_LEAF_SHARE, MAX_REACHED, leaf_concentration
 
-FAST = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1)
+FAST = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1, linear_terms=False)
 
 
 def _sparse_problem(n=600, p=30, seed=0, density=0.1):
@@ -113,7 +113,7 @@ def test_a_model_given_rescaled_features_is_diagnosed_in_words(diabetes):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         FIRERegressor(forest, max_rules=3, n_lambdas=5, selection="validation",
-                      random_state=0, n_jobs=1).fit(X, y)
+                      random_state=0, n_jobs=1, linear_terms=False).fit(X, y)
     found = [w for w in caught if "does not look like the data" in str(w.message)]
     assert len(found) == 1
     text = str(found[0].message)
@@ -132,7 +132,7 @@ def test_the_solves_that_do_not_converge_warn_in_one_text(diabetes):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         FIRERegressor(forest, n_lambdas=10, cv=3, max_iter=20000, random_state=0,
-                      n_jobs=1).fit(Xs, y)
+                      n_jobs=1, linear_terms=False).fit(Xs, y)
     texts = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert len(texts) >= 5 and len(set(texts)) == 1, set(texts)
     assert "within 20000 block updates" in texts[0]
@@ -171,7 +171,7 @@ def test_a_rare_signal_on_sparse_features_is_not_flagged():
         warnings.simplefilter("error", UserWarning)
         warnings.filterwarnings("ignore", message=".*rarely generalise")
         FIRERegressor(forest, max_rules=3, n_lambdas=5, selection="validation",
-                      random_state=0, n_jobs=1).fit(X, y)
+                      random_state=0, n_jobs=1, linear_terms=False).fit(X, y)
 
 
 def test_leaf_concentration_by_hand():
@@ -195,7 +195,7 @@ def test_equal_rules_of_different_trees_are_kept_once():
     ens = rule_ensemble_from_model(model)
     assert equal_rule_groups(ens, range(ens.n_rules)), "stumps repeat their split"
     fire = FIRERegressor(model, penalty="l1", fusion=0.0, rule_depth=None, lam=1e-4,
-                         random_state=0, n_jobs=1).fit(X, y)
+                         random_state=0, n_jobs=1, linear_terms=False).fit(X, y)
     raw = fire.path_.coefs[-1]
     # the solver kept equal rules of several trees; the model states each once
     assert equal_rule_groups(fire.ensemble_, np.flatnonzero(raw))

@@ -134,7 +134,7 @@ def test_hostile_names_are_data_in_data_and_text_in_pictures(offline):
     evil = '<a href="https://example.invalid/">x</a><script>alert(1)</script>'
     X = X.rename(columns={X.columns[2]: evil, X.columns[8]: "<b>s5</b>"})
     est = _fit(FIRERegressor(RandomForestRegressor(20, max_depth=3, random_state=0),
-                             n_lambdas=8, cv=3, random_state=0), X, y)
+                             n_lambdas=8, cv=3, random_state=0, linear_terms=False), X, y)
     local = est.explain_local(X.iloc[:3])
     names = local.feature_names
     assert any(evil in n for n in names) or any("<b>s5</b>" in n for n in names)

@@ -51,7 +51,7 @@ def test_support_of_kept_columns_equals_their_row_masks(name, cut):
 def test_rules_table_support_is_the_kept_rules_row_fraction():
     X, y = make_regression(300, 5, noise=3.0, random_state=3)
     model = RandomForestRegressor(50, max_depth=4, random_state=0).fit(X, y)
-    fire = FIRERegressor(model, cv=3, random_state=0, n_jobs=1).fit(X, y)
+    fire = FIRERegressor(model, cv=3, random_state=0, n_jobs=1, linear_terms=False).fit(X, y)
     table = rules_table(fire, X=X, as_frame=False)
     assert len(table) == fire.n_rules_ > 0
     kept = np.flatnonzero(fire.coef_)

@@ -51,8 +51,10 @@ def test_example_package_is_found_by_name_and_matches_builtin_l1(forest):
     assert abs(b.objective - a.objective) <= 1e-12 * a.objective
     # by name in the estimator: the same path, the same selection (fusion is
     # a parameter of the built-in penalties only: a registered one ignores it)
-    ref = FIRERegressor(rf, penalty="l1", fusion=0.0, max_rules=15, random_state=0).fit(X, y)
-    est = FIRERegressor(rf, penalty="example_l1", max_rules=15, random_state=0).fit(X, y)
+    ref = FIRERegressor(rf, penalty="l1", fusion=0.0, max_rules=15, random_state=0,
+                        linear_terms=False).fit(X, y)
+    est = FIRERegressor(rf, penalty="example_l1", max_rules=15, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert est.lambda_ == ref.lambda_
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=0, atol=1e-10)
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=0, atol=1e-9)
@@ -78,7 +80,8 @@ def test_length_weighted_l1_is_a_weighted_lasso(forest):
 
 def test_length_weighted_l1_by_name_reads_the_ensemble(forest):
     X, y, rf, ens, design = forest
-    est = FIRERegressor(rf, penalty="length_l1", lam=0.02, random_state=0).fit(X, y)
+    est = FIRERegressor(rf, penalty="length_l1", lam=0.02, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert isinstance(est.penalty_, LengthWeightedL1)
     np.testing.assert_array_equal(est.penalty_.lengths, LengthWeightedL1.from_ensemble(
         ens).lengths)
@@ -275,7 +278,8 @@ def test_hierarchical_solve_matches_cvxpy_and_every_update_descends(forest):
 
 def test_hierarchical_by_name_reads_each_tree(forest):
     X, y, rf, ens, design = forest
-    est = FIRERegressor(rf, penalty="hierarchical", max_rules=10, random_state=0).fit(X, y)
+    est = FIRERegressor(rf, penalty="hierarchical", max_rules=10, random_state=0,
+                        linear_terms=False).fit(X, y)
     assert isinstance(est.penalty_, HierarchicalGroup)
     assert len(est.penalty_.tree_groups) == ens.n_trees
     assert 0 < est.n_rules_ <= 10

@@ -361,7 +361,7 @@ def test_regressor(rule_depth):
 
     X, y, _ = _data()
     est = FIRERegressor(RandomForestRegressor(40, max_depth=4, random_state=0),
-                        rule_depth=rule_depth, random_state=0, cv=3).fit(X, y)
+                        rule_depth=rule_depth, random_state=0, cv=3, linear_terms=False).fit(X, y)
     _check_estimator(est, X, est.predict)
 
 
@@ -372,10 +372,10 @@ def test_classifier_binary_and_multiclass():
     Xf = np.nan_to_num(X)
     binary = FIREClassifier(GradientBoostingClassifier(n_estimators=30, max_depth=2,
                                                        random_state=0),
-                            random_state=0, cv=3).fit(Xf, y > 1)
+                            random_state=0, cv=3, linear_terms=False).fit(Xf, y > 1)
     _check_estimator(binary, Xf, binary.decision_function)
     multi = FIREClassifier(RandomForestClassifier(20, max_depth=3, random_state=0),
-                           random_state=0, cv=3).fit(X, y3)
+                           random_state=0, cv=3, linear_terms=False).fit(X, y3)
     assert multi.ensemble_.n_outputs == 3
     _check_estimator(multi, X, multi.decision_function)
 
@@ -387,7 +387,7 @@ def test_classifier_on_a_categorical_frame():
     df, df2, y = _frame()
     est = FIREClassifier(lgb.LGBMClassifier(n_estimators=40, num_leaves=8, n_jobs=1,
                                             verbose=-1),
-                         random_state=0, cv=3).fit(df, y)
+                         random_state=0, cv=3, linear_terms=False).fit(df, y)
     _check_estimator(est, df, est.decision_function)
     _check_estimator(est, df2, est.decision_function)
 
@@ -400,12 +400,13 @@ def test_counts_and_survival():
     e = rng.uniform(0.5, 2.0, size=400)
     y = rng.poisson(e * np.exp(0.8 * (X[:, 0] > 0) - 0.5 * (X[:, 1] > 0.5)))
     forest = RandomForestRegressor(40, max_depth=3, random_state=0)
-    pois = FIREPoissonRegressor(forest, random_state=0, cv=3).fit(X, y, exposure=e)
+    pois = FIREPoissonRegressor(forest, random_state=0, cv=3,
+                                linear_terms=False).fit(X, y, exposure=e)
     _check_estimator(pois, X, lambda Z: np.log(pois.predict(Z)))
     time = rng.exponential(np.exp(-1.0 * (X[:, 0] > 0)))
     event = rng.uniform(size=400) < 0.8
     ys = np.array(list(zip(event, time)), dtype=[("event", bool), ("time", float)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        surv = FIRESurvivalRegressor(forest, random_state=0, cv=3).fit(X, ys)
+        surv = FIRESurvivalRegressor(forest, random_state=0, cv=3, linear_terms=False).fit(X, ys)
     _check_estimator(surv, X, surv.predict)

@@ -251,7 +251,8 @@ def test_hostile_feature_names(tmp_path):
     X = pd.DataFrame(rng.normal(size=(500, len(names))), columns=names)
     y = X.iloc[:, :6].sum(axis=1).to_numpy() + 0.1 * rng.normal(size=500)
     est = quiet_fit(FIRERegressor(RandomForestRegressor(40, max_depth=3, random_state=0),
-                                  n_lambdas=10, cv=3, max_rules=14, random_state=0), X, y)
+                                  n_lambdas=10, cv=3, max_rules=14, random_state=0,
+                                  linear_terms=False), X, y)
     document = write_report(est, tmp_path / "r.html", X, y).read_text(encoding="utf-8")
     shown = check_hostile(est, document, names)
     # the fit reached the names: many are in the rules and the explained rows
@@ -264,7 +265,7 @@ def test_hostile_categories():
     model = quiet_fit(HistGradientBoostingRegressor(max_iter=20, max_depth=4, random_state=0,
                                                     categorical_features="from_dtype"), X, y)
     est = quiet_fit(FIRERegressor(model, penalty="l1", n_lambdas=10, max_rules=20,
-                                  random_state=0), X, y)
+                                  random_state=0, linear_terms=False), X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         document = report_html(est, X, y, rows=list(range(6)))
@@ -281,7 +282,8 @@ def test_hostile_class_labels(n_classes):
     labels = np.array(CODE_LIKE[:n_classes - 1] + ["\ud800<b>x</b>"], dtype=object)
     y = labels[codes]
     est = quiet_fit(FIREClassifier(RandomForestClassifier(20, max_depth=3, random_state=0),
-                                   max_rules=8, n_lambdas=10, cv=3, random_state=0), X, y)
+                                   max_rules=8, n_lambdas=10, cv=3, random_state=0,
+                                   linear_terms=False), X, y)
     document = report_html(est, X, y)
     shown = check_hostile(est, document, list(labels))
     assert len(shown) == n_classes
@@ -337,7 +339,7 @@ def test_cli_extract_writes_the_report(tmp_path, capsys, test_size):
     status = main(["extract", str(csv), "--target", "diagnosis", "--output",
                    str(tmp_path / "rules.json"), "--report", str(report), "--test-size",
                    test_size, "--n-trees", "20", "--n-lambdas", "8", "--cv", "3",
-                   "--n-jobs", "1", "--no-progress"])
+                   "--n-jobs", "1", "--no-progress", "--no-linear-terms"])
     assert status == 0
     assert f"saved {report}" in capsys.readouterr().out
     document = report.read_text(encoding="utf-8")

@@ -16,7 +16,8 @@ from firecy.risk import RiskCard, calibration_error, rank_auc, reliability_table
 def fitted():
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     forest = RandomForestClassifier(n_estimators=40, max_depth=3, random_state=0)
-    fire = FIREClassifier(forest, max_rules=8, selection="validation", random_state=0)
+    fire = FIREClassifier(forest, max_rules=8, selection="validation", linear_terms=False,
+                          random_state=0)
     return fire.fit(X, y), X, y
 
 
@@ -179,7 +180,7 @@ def mixed_depth(request):
     y = np.asarray(y)
     forest = ExtraTreesClassifier(n_estimators=40, max_depth=2, random_state=0)
     fire = FIREClassifier(forest, rule_depth=(1, 2), max_rules=8, selection=selection,
-                          random_state=0).fit(X, y)
+                          linear_terms=False, random_state=0).fit(X, y)
     return fire, X, y
 
 
@@ -222,7 +223,7 @@ def test_rounding_ranks_as_the_brute_force_best_within_the_bound():
     y = np.asarray(y)
     forest = ExtraTreesClassifier(n_estimators=30, max_depth=2, random_state=1)
     fire = FIREClassifier(forest, rule_depth=(1, 2), max_rules=3, selection="validation",
-                          random_state=0).fit(X, y)
+                          linear_terms=False, random_state=0).fit(X, y)
     card = risk_card(fire, X, y, max_points=2)
     cols = np.flatnonzero(fire.coef_)
     assert 2 <= cols.size <= 3
@@ -337,7 +338,7 @@ def test_budget_selection_takes_the_most_rules_within_the_budget():
     X, y = _dataset("pima")
     y = np.asarray(y)
     forest = ExtraTreesClassifier(n_estimators=30, max_depth=2, random_state=0)
-    common = dict(rule_depth=(1, 2), max_rules=6, random_state=0)
+    common = dict(rule_depth=(1, 2), max_rules=6, linear_terms=False, random_state=0)
     fire = FIREClassifier(forest, selection="budget", **common).fit(X, y)
     cv = FIREClassifier(forest, selection="cv", **common).fit(X, y)
     path = fire.path_

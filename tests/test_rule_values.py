@@ -47,7 +47,7 @@ def _quiet_fit(est, X, y, **kw):
 
 
 def _fire(model, X, y, cls=FIRERegressor, **kw):
-    params = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1)
+    params = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1, linear_terms=False)
     params.update(kw)
     return _quiet_fit(cls(model, **params), X, y)
 

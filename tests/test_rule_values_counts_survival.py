@@ -136,7 +136,8 @@ def counts():
 def test_poisson_booster_default_unit_reproduces_the_library(counts, name):
     X, y, e, models = counts
     model = models[name]
-    fire = _fit(FIREPoissonRegressor(model, cv=3, random_state=0, n_jobs=1), X, y, exposure=e)
+    fire = _fit(FIREPoissonRegressor(model, cv=3, random_state=0, n_jobs=1,
+                                     linear_terms=False), X, y, exposure=e)
     ens = fire.ensemble_
     assert fire.rule_values_ == "unit" and ens.is_indicator and ens.rule_depth is None
     np.testing.assert_array_equal(ens.leaf_values, 1.0)
@@ -165,7 +166,7 @@ def test_poisson_booster_leaf_values_same_reference(counts, name):
     X, y, e, models = counts
     model = models[name]
     fire = _fit(FIREPoissonRegressor(model, rule_values="leaf", cv=3, random_state=0,
-                                     n_jobs=1), X, y, exposure=e)
+                                     n_jobs=1, linear_terms=False), X, y, exposure=e)
     assert fire.rule_values_ == "leaf" and not fire.ensemble_.is_indicator
     assert fire.n_rules_ > 0
     eta, _, _ = _reference_eta(fire, model, X)
@@ -189,7 +190,7 @@ def survival():
 def test_cox_booster_predict_is_the_log_partial_hazard(survival, rule_values):
     X, y, model = survival
     fire = _fit(FIRESurvivalRegressor(model, rule_values=rule_values, cv=3, random_state=0,
-                                      n_jobs=1), X, y)
+                                      n_jobs=1, linear_terms=False), X, y)
     ens = fire.ensemble_
     assert fire.rule_values_ == ("unit" if rule_values == "auto" else "leaf")
     assert ens.rule_depth is None and fire.n_rules_ > 0 and fire.intercept_ == 0.0

@@ -338,7 +338,7 @@ def test_rules_table(forest):
     rf, ens, coef, df, _ = forest
     tab = rules_table(ens, coef, X=df)
     assert list(tab.columns) == ["rule", "weight", "support", "importance", "contribution",
-                                 "leaf_value", "tree", "n_conditions", "column"]
+                                 "leaf_value", "tree", "n_conditions", "column", "kind"]
     assert len(tab) == np.count_nonzero(coef)
     assert np.all(np.diff(np.abs(tab["contribution"].to_numpy())) <= 0)
     np.testing.assert_allclose(tab["contribution"], tab["weight"] * tab["leaf_value"])

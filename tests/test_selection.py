@@ -203,7 +203,8 @@ def test_cv_selection_is_deterministic(data, forest):
     X, y = data
     # n_jobs=None: as many threads as tasks and cores; 1: the calling thread;
     # a grid of two points, so that the full-data paths run in threads too
-    fits = [FIRERegressor(forest, random_state=7, n_jobs=n_jobs, gamma=[1.1, 3.0]).fit(X, y)
+    fits = [FIRERegressor(forest, random_state=7, n_jobs=n_jobs, gamma=[1.1, 3.0],
+                          linear_terms=False).fit(X, y)
             for n_jobs in (1, 1, None, 2)]
     for other in fits[1:]:
         np.testing.assert_array_equal(other.coef_, fits[0].coef_)
@@ -215,7 +216,7 @@ def test_cv_selection_is_deterministic(data, forest):
             np.testing.assert_array_equal(a.coefs, b.coefs)
             np.testing.assert_array_equal(a.validation_error, b.validation_error)
     # another seed draws other folds
-    other = FIRERegressor(forest, random_state=8).fit(X, y)
+    other = FIRERegressor(forest, random_state=8, linear_terms=False).fit(X, y)
     assert not np.array_equal(other.path_.validation_error, fits[0].path_.validation_error)
 
 
@@ -299,7 +300,7 @@ def test_n_jobs_none_follows_joblib_config_and_nesting(data, forest, monkeypatch
     X, y = data
     seen = _spy_parallel(monkeypatch)
     with parallel_config(n_jobs=1):
-        FIRERegressor(forest, cv=2, random_state=0).fit(X, y)
+        FIRERegressor(forest, cv=2, random_state=0, linear_terms=False).fit(X, y)
     assert seen == [1, 1]
     # inside a joblib worker (nested): one, the outer level holds the cores
     assert Parallel(n_jobs=2, prefer="threads")(
@@ -312,7 +313,7 @@ def test_n_jobs_none_follows_joblib_config_and_nesting(data, forest, monkeypatch
 
 def test_selection_uses_the_refined_path_and_a_mask(data, forest):
     X, y = data
-    est = FIRERegressor(forest, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, random_state=0, linear_terms=False).fit(X, y)
     p = est.path_
     assert p.inserted.any()   # this forest's path jumps, and was refined
     # the candidates: within the budget, less the inserted points followed
@@ -340,7 +341,7 @@ def test_validation_errors_are_the_folds_mean(data, forest):
     from sklearn.model_selection import KFold
 
     X, y = data
-    est = FIRERegressor(forest, cv=3, random_state=0).fit(X, y)
+    est = FIRERegressor(forest, cv=3, random_state=0, linear_terms=False).fit(X, y)
     p = est.path_
     lams = p.lambdas[p.eligible]
     ens = est.ensemble_
@@ -358,8 +359,8 @@ def test_validation_errors_are_the_folds_mean(data, forest):
 
 def test_one_standard_error_rule(data, forest):
     X, y = data
-    best = FIRERegressor(forest, cv=4, random_state=0).fit(X, y)
-    sparse = FIRERegressor(forest, cv=4, one_se=True, random_state=0).fit(X, y)
+    best = FIRERegressor(forest, cv=4, random_state=0, linear_terms=False).fit(X, y)
+    sparse = FIRERegressor(forest, cv=4, one_se=True, random_state=0, linear_terms=False).fit(X, y)
     p = sparse.path_
     np.testing.assert_array_equal(p.validation_error, best.path_.validation_error)
     k_best = int(np.argmin(p.validation_error))
@@ -370,11 +371,11 @@ def test_one_standard_error_rule(data, forest):
     assert sparse.n_rules_ <= best.n_rules_
     assert sparse.validation_error_ <= bar
     with pytest.raises(ValueError, match="one_se=True needs selection='cv'"):
-        FIRERegressor(forest, one_se=True, selection="validation").fit(X, y)
+        FIRERegressor(forest, one_se=True, selection="validation", linear_terms=False).fit(X, y)
     with pytest.raises(TypeError, match="one_se must be True or False"):
-        FIRERegressor(forest, one_se="yes").fit(X, y)
+        FIRERegressor(forest, one_se="yes", linear_terms=False).fit(X, y)
     with pytest.raises(TypeError, match="refine_path must be True or False"):
-        FIRERegressor(forest, refine_path=None).fit(X, y)
+        FIRERegressor(forest, refine_path=None, linear_terms=False).fit(X, y)
 
 
 # -------------------------------------------------------------- defaults ---
@@ -383,7 +384,7 @@ def test_defaults_give_fewer_than_15_rules():
     from sklearn.datasets import load_diabetes
 
     X, y = load_diabetes(return_X_y=True)
-    est = FIRERegressor(random_state=0).fit(X, y)
+    est = FIRERegressor(random_state=0, linear_terms=False).fit(X, y)
     assert 1 <= est.n_rules_ < 15
     assert np.count_nonzero(est.coef_) == est.n_rules_
     assert est.best_params_ == {"gamma": 1.1, "fusion": 0.5, "group_l0": 0.0}
@@ -392,7 +393,7 @@ def test_defaults_give_fewer_than_15_rules():
 def test_defaults_identical_in_estimator_and_cli():
     from firecy.cli._parser import build_parser
 
-    params = FIRERegressor().get_params()
+    params = FIRERegressor(linear_terms=False).get_params()
     assert (params["penalty"], params["gamma"], params["fusion"], params["max_rules"],
             params["selection"], params["cv"], params["refine_path"], params["one_se"]) == (
         "mcp", 1.1, 0.5, 14, "cv", 5, True, False)

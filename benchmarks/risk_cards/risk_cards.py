@@ -174,7 +174,7 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     else:
         raise ValueError(f"forest must be 'et' or 'mix', got {forest_kind!r}")
     params = dict(rule_depth=(1, 2), rule_values="unit", max_rules=max_rules, tol=tol,
-                  selection="budget", random_state=seed)
+                  selection="budget", linear_terms=False, random_state=seed)
     params.update(fire_params)
     return FIREClassifier(forest, **params)
 

@@ -12,10 +12,10 @@ The method (``docs/dask.rst``):
   all rows, per partition, then computes the kept rules' columns (from the
   partition's leaf table: rows x trees at most), the rules' supports and the
   loss of the sample's model on the rows outside the sample (an honest
-  validation error); the kept rules' weights and the intercept are refitted,
-  unpenalised, on all rows from per-partition reductions: the k x k Gram of
-  the kept rules (squared loss) or a few Newton steps (logistic loss), k being
-  the number of kept rules.
+  validation error); the kept rules' weights (and the kept linear terms'
+  slopes) and the intercept are refitted, unpenalised, on all rows from
+  per-partition reductions: the k x k Gram of the kept terms (squared loss)
+  or a few Newton steps (logistic loss), k being the number of kept terms.
 """
 import numbers
 import time
@@ -150,7 +150,7 @@ def _sample_task(i, x, y, w, offset, seed, rates, classes):
     return xs, ys, ws, (None if classes is None else rate[keep])
 
 
-def _compact_task(i, x, y, w, est, kept, offset, seed, rates, classify):
+def _compact_task(i, x, y, w, est, kept, offset, seed, rates, classify, kept_lin=()):
     """One all-rows pass over partition ``i``: what the refit and the report need.
 
     Returns the kept rules' indicators (bit-packed, rows x ceil(k/8) bytes),
@@ -191,6 +191,8 @@ def _compact_task(i, x, y, w, est, kept, offset, seed, rates, classify):
     rate = rates[0] if not classify else rates[codes]
     out = {
         "bits": np.packbits(lands, axis=1),
+        # the kept linear terms' values (clipped, centred): their slopes refit too
+        "lin": est.linear_terms_.centered(Xm)[:, list(kept_lin)] if len(kept_lin) else None,
         "w": None if w is None else np.asarray(w, dtype=np.float64),
         "outside": u >= rate,
         "counts": counts,
@@ -208,6 +210,8 @@ def _design(c, values, fit_intercept):
     k = len(values)
     lands = np.unpackbits(c["bits"], axis=1, count=k).astype(np.float64)
     Z = lands * values[None, :]
+    if c.get("lin") is not None:
+        Z = np.column_stack([Z, c["lin"]])
     if fit_intercept:
         Z = np.column_stack([Z, np.ones(Z.shape[0])])
     return Z
@@ -360,13 +364,16 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
     kept = np.flatnonzero(coef.reshape(len(ens.leaf_values), -1).any(axis=1))
     values = np.asarray(ens.leaf_values, dtype=np.float64)[kept]
     fit_intercept = bool(est.fit_intercept)
-    beta_s = np.concatenate([coef[kept], [est.intercept_]] if fit_intercept else [coef[kept]]) \
+    slopes = np.asarray(getattr(est, "linear_coef_", np.zeros(0)), dtype=np.float64)
+    kept_lin = np.flatnonzero(slopes) if single and slopes.ndim == 1 else np.zeros(0, int)
+    beta_s = np.concatenate([coef[kept], slopes[kept_lin]]
+                            + ([[est.intercept_]] if fit_intercept else [])) \
         if single else None
     # pass 3: all rows, per partition; the small results stay on the workers
     est_d = dask.delayed(est, pure=True)
     compact = dask.persist(*[
         dask.delayed(_compact_task)(i, xp[i], yp[i], wp[i], est_d, kept, int(offsets[i]), seed,
-                                    rates, classify)
+                                    rates, classify, kept_lin)
         for i in range(len(xp))])
     pieces = [c for c in dask.compute(*[dask.delayed(_counts)(c) for c in compact])
               if c is not None]
@@ -379,7 +386,7 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
     info = {"n_rows": n, "sample_rows": int(n_sample), "sampled": True, "refit": False,
             "n_partitions": len(xp), "sample_fraction": p}
     passes = 3
-    if refit and single and len(kept):
+    if refit and single and len(kept) + len(kept_lin):
         if classify:
             beta, hold, hold_w, loss_all, steps = _newton(compact, values, fit_intercept, beta_s)
             passes += steps
@@ -394,9 +401,14 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
         new = np.zeros_like(coef)
         new[kept] = beta[:len(kept)]
         est.coef_ = new
+        if len(kept_lin):
+            lin = np.zeros_like(slopes)
+            lin[kept_lin] = beta[len(kept):len(kept) + len(kept_lin)]
+            est.linear_coef_ = lin
         if fit_intercept:
             est.intercept_ = float(beta[-1])
         est.n_rules_ = int(np.count_nonzero(new))
+        est.n_terms_ = est.n_rules_ + int(np.count_nonzero(est.linear_coef_))
         info.update(refit=True, holdout_loss=float(hold / hold_w) if hold_w else float("nan"),
                     refit_training_loss=float(loss_all / total))
     elif refit and not single:

@@ -96,7 +96,7 @@ def main(argv=None):
     >>> status, "CASE WHEN" in sql
     (0, True)
     >>> print(log.getvalue())
-    Rules extracted by FIRE (5 rules, ...
+    Rules extracted by FIRE (... rules and ... linear terms, ...
     saved .../rules.sql
     <BLANKLINE>
 

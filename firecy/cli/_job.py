@@ -49,6 +49,8 @@ def _make_fire(model, args, penalty, fusion):
                   rule_depth=getattr(args, "rule_depth", "auto"))
     if getattr(args, "rule_values", None) is not None:
         params["rule_values"] = args.rule_values
+    if getattr(args, "linear_terms", None) is not None:
+        params["linear_terms"] = args.linear_terms
     if getattr(args, "stable", False):
         # a stable fit grows its own forest of depth-2 trees (the job's random
         # forest stays the comparison's); a boosted model is read as given
@@ -198,7 +200,8 @@ def summary_rows(fire, l1, model, args, fusion, label, scores):
         # the full model's rules are its leaves, whatever depth FIRE cut at
         leaves = fire.ensemble_.uncut or fire.ensemble_
         entry = dict(name=name,
-                     n_rules=int(est.n_rules_) if is_fire else int(leaves.n_rules),
+                     n_rules=int(getattr(est, "n_terms_", est.n_rules_)) if is_fire
+                     else int(leaves.n_rules),
                      n_antecedents=(count_antecedents(est.ensemble_, est.coef_)
                                     if is_fire else None))
         if scores is not None:

@@ -31,14 +31,25 @@ def print_rules(res, args, names):
     from firecy.cli._rounding import display_ensemble
     from firecy.rules._report import estimator_intercept
 
+    from firecy.rules._linear import linear_rows
+
     fire = res["fire"]
-    print(f"Rules extracted by FIRE ({fire.n_rules_} rules, "
+    linear = [r for _, r in linear_rows(fire, names, len(fire.ensemble_.leaf_values))]
+    terms = f" and {len(linear)} linear terms" if linear else ""
+    print(f"Rules extracted by FIRE ({fire.n_rules_} rules{terms}, "
           f"{describe(args.penalty, args.gamma, res['fusion'])}, support on training rows):")
     exact = bool(getattr(args, "exact_thresholds", False))
     shown, n_short = display_ensemble(fire.ensemble_, fire.coef_, res["X_tr"], exact=exact)
     intercept, note = estimator_intercept(fire, res["X_tr"])
     print(rules_report(shown, fire.coef_, intercept, feature_names=names, X=res["X_tr"],
                        classes=getattr(fire, "classes_", None), intercept_note=note))
+    if linear:
+        from firecy._escape import display_value
+
+        print("linear terms (each adds slope * (clipped x - center); a missing x adds 0):")
+        for i, r in enumerate(linear, 1):
+            cls = f"   (class {display_value(r['class'])})" if "class" in r else ""
+            print(f"{i}. {r['rule']}{cls}")
     if n_short:
         print(f"({n_short} threshold(s) printed short, e.g. 27.6 for "
               "27.600000000000005: each selects the same rows as the model's exact "

@@ -112,6 +112,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "value; weights multiply it), 'unit' (indicators; weights are "
                         "the rules' effects) or 'auto' ('unit' for boosted ensembles, "
                         "'leaf' for forests); default: the estimators' default")
+    g.add_argument("--linear-terms", action=argparse.BooleanOptionalAction, default=None,
+                   help="offer every numeric column as a linear term beside the rules "
+                        "(clipped at its 2.5%%/97.5%% quantiles; a kept term counts "
+                        "against --max-rules); --no-linear-terms: rules only; default: "
+                        "the estimators' default")
     g.add_argument("--stable", action="store_true",
                    help="a rule set that random halves of the data agree on (stable=True: "
                         "rules of one or two conditions, the most "

@@ -18,6 +18,7 @@ from firecy.estimators._explain import ExplainMixin
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._stability import StabilityMixin
 from firecy.estimators._selection import effective_n_jobs
+from firecy.rules._linear import linear_slopes
 
 __all__ = ["FIREEstimatorBase", "default_forest"]
 
@@ -64,7 +65,19 @@ class FIREEstimatorBase(StabilityMixin, RuleFeaturesMixin, ExplainMixin, BaseEst
         """``baseline(X) + intercept_ + M w``, per output."""
         Xm = self._validate_predict_data(X)
         raw = np.asarray(self.ensemble_.predict_raw(Xm, self.coef_), dtype=np.float64)
-        return raw + self.intercept_
+        linear = self._linear_part(Xm)
+        if raw.ndim == 1 and np.ndim(linear) == 2:
+            linear = linear[:, 0]
+        return raw + self.intercept_ + linear
+
+    def _linear_part(self, Xm):
+        """Per output, the kept linear terms' sum on the rows of ``Xm``
+        (0 without one)."""
+        found = linear_slopes(self)
+        if found is None:
+            return 0.0
+        terms, slopes = found
+        return terms.centered(Xm) @ slopes
 
     def _rule_feature_names(self):
         names = getattr(self, "feature_names_in_", None)
@@ -76,14 +89,17 @@ class FIREEstimatorBase(StabilityMixin, RuleFeaturesMixin, ExplainMixin, BaseEst
     def rules_(self):
         """The selected rules as a table (see :func:`firecy.rules.rules_table`):
         rule text, weight, support (the fraction of the training rows, with
-        their sample weights), importance, contribution, ...; a classifier's
-        with the class each rule speaks for. The texts are exact for inputs
-        of at most 15 significant digits; ``firecy.rules.rules_table(est,
-        exact=True)`` gives the table with texts exact for every input."""
+        their sample weights), importance, contribution, ..., ``kind``
+        ("rule", or "linear" for a kept linear term, after the rules); a
+        classifier's with the class each rule speaks for. The texts are exact
+        for inputs of at most 15 significant digits;
+        ``firecy.rules.rules_table(est, exact=True)`` gives the table with
+        texts exact for every input."""
         check_is_fitted(self)
         from firecy.rules import rules_table
 
-        return rules_table(self.ensemble_, self.coef_, feature_names=self._rule_feature_names(),
+        # the estimator itself: its linear terms are rows too
+        return rules_table(self, feature_names=self._rule_feature_names(),
                            classes=getattr(self, "classes_", None),
                            support=getattr(self, "_train_support", None),
                            stability=getattr(self, "_rule_stability", None))

@@ -104,6 +104,12 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         :class:`~firecy.FIRERegressor` ("unit": indicators, ``coef_`` the
         rule's effect on the class margin; "auto": "unit" for boosted
         ensembles, "leaf" for forests; the choice made is ``rule_values_``).
+    linear_terms : bool, default=True
+        Offer every numeric feature as a linear term beside the rules, as
+        :class:`~firecy.FIRERegressor` does (one term per class for a
+        multi-class model, each a column of its class's margin); a kept
+        term counts against ``max_rules``. ``False``: rules only, which
+        :func:`~firecy.risk.risk_card` needs (it refuses a linear term).
     stable : bool, default=False
         A rule set that random halves of the data agree on
         (``docs/stability.rst``): the default forest (500 trees of depth 2,
@@ -115,7 +121,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         rule's frequency over the trees) and ``path_.stability`` the
         agreement of the rule sets of 20 fits on random halves of the rows
         at each point of the path, beside its validation error. About the
-        CPU of a default fit.
+        CPU of a default fit. Rules only: ``linear_terms`` is not
+        read (SIRUS's pool holds rules).
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -184,6 +191,12 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
+    linear_terms_, n_terms_
+        As in :class:`~firecy.FIRERegressor`.
+    linear_coef_ : ndarray of shape (n_linear_terms,) or (n_classes, n_linear_terms)
+        The effect of each linear term per unit of its feature on the
+        margin: the log-odds of ``classes_[1]`` for one output, each class's
+        margin (one row per class) otherwise.
     n_rules_, lambda_, warm_lambdas_, best_params_, penalty_, path_, paths_, n_iter_, validation_error_
         As in :class:`~firecy.FIRERegressor`; ``validation_error_`` is the
         ``scoring`` loss, and ``path_.intercepts`` has one column per class
@@ -245,6 +258,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
+        linear_terms=True,
         stable=False,
         n_lambdas=50,
         eps=1e-3,
@@ -270,6 +284,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.max_rules = max_rules
         self.rule_depth = rule_depth
         self.rule_values = rule_values
+        self.linear_terms = linear_terms
         self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps

@@ -12,15 +12,17 @@ approximation.
 :func:`model_terms` is the one place that says what the terms are and
 computes them on rows; the table of :meth:`ExplainMixin.explain`, the
 waterfall picture (:func:`firecy.plotting.plot_explanation`), the report and
-the InterpretML explanations (:mod:`firecy.interpret`) all read it.  A new
-kind of term (a linear term, issue 38) is one more block in
-:func:`model_terms`, with its ``kind``.
+the InterpretML explanations (:mod:`firecy.interpret`) all read it.  A
+linear term (``linear_terms=True``) is one more block there, of kind
+"linear": its slope times ``clip(x, lower, upper) - center``.
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
+
+from firecy.rules._linear import linear_slopes, term_text
 
 __all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels", "raw_scale_name",
            "feature_names_for"]
@@ -41,20 +43,23 @@ class Terms:
     Attributes
     ----------
     kind : list of str
-        "intercept", "baseline" or "rule" (linear terms will add "linear").
+        "intercept", "baseline", "rule" or "linear".
     name : list of str
         "intercept", "baseline", "rule_<column>" (as
-        ``get_feature_names_out``).
+        ``get_feature_names_out``), "linear_<feature index>".
     output : ndarray of int, shape (m,)
         The explained output (class index among :func:`explained_labels`).
     column : ndarray of int, shape (m,)
-        The term's design column (-1 for the intercept and the baseline).
+        The term's design column (-1 for the intercept and the baseline; a
+        linear term's column follows the rules', as in ``path_.coefs``).
     features : list of tuple of int
         The features each term reads, in the order its conditions name them.
     weight : ndarray of float, shape (m,)
     value : ndarray of float, shape (n, m)
     fires : ndarray of bool, shape (n, m)
         Whether the row satisfies the rule (True for the other kinds).
+        A linear term's value is ``clip(x, lower, upper) - center`` (0 for
+        a missing ``x``) and its weight the slope ``linear_coef_``.
     """
 
     kind: list
@@ -164,6 +169,29 @@ def _rule_terms(est, Xm, n_rows):
                 weight=weight, value=np.where(fires, leaf[None, :], 0.0), fires=fires)
 
 
+def _linear_block(est, Xm, n_rows):
+    """One term per kept (linear term, output): its slope, and its value
+    ``clip(x, lower, upper) - center`` on the rows (0 where x is missing)."""
+    found = linear_slopes(est)
+    if found is None:
+        return None
+    terms, slopes = found
+    K = slopes.shape[1]
+    R = len(est.ensemble_.leaf_values)
+    t_idx, k_idx = np.nonzero(slopes)
+    centered = terms.centered(Xm)
+    weight = slopes[t_idx, k_idx]
+    outputs = k_idx.astype(np.int64)
+    if _folded_binary(est):
+        weight = np.where(outputs == 1, weight, -weight)
+        outputs = np.zeros_like(outputs)
+    features = [int(terms.features[t]) for t in t_idx.tolist()]
+    return dict(kind=["linear"] * t_idx.size, name=[f"linear_{f}" for f in features],
+                output=outputs, column=(R + t_idx * K + k_idx).astype(np.int64),
+                features=[(f,) for f in features], weight=weight,
+                value=centered[:, t_idx], fires=np.ones((n_rows, t_idx.size), dtype=bool))
+
+
 def model_terms(est, Xm):
     """Every additive term of ``est``'s raw prediction, on the rows of ``Xm``.
 
@@ -181,7 +209,9 @@ def model_terms(est, Xm):
     """
     n = int(Xm.shape[0])
     blocks = [_constant_terms(est, Xm, n), _rule_terms(est, Xm, n)]
-    # issue 38's linear terms: one more block here, kind "linear"
+    linear = _linear_block(est, Xm, n)
+    if linear is not None:
+        blocks.append(linear)
     return Terms(
         kind=[k for b in blocks for k in b["kind"]],
         name=[k for b in blocks for k in b["name"]],
@@ -217,11 +247,17 @@ def term_texts(est, terms, X=None, precision=None, names=None):
     names = feature_names_for(est) if names is None else names
     show = missing_features(X, "auto")
     texts = []
-    for kind, col in zip(terms.kind, terms.column.tolist()):
+    found = linear_slopes(est)
+    for kind, col, w in zip(terms.kind, terms.column.tolist(), terms.weight.tolist()):
         if kind == "rule":
             texts.append(format_conditions(simplify_conditions(ens.rules[col]), names,
                                            show_missing=show, precision=precision,
                                            simplify=False))
+        elif kind == "linear":
+            lin, slopes = found
+            t = (col - len(ens.leaf_values)) // slopes.shape[1]
+            texts.append(term_text(names[int(lin.features[t])], w, lin.lower[t], lin.upper[t],
+                                   precision or 4))
         else:
             texts.append({"intercept": "intercept", "baseline": "ensemble baseline"}[kind])
     return texts
@@ -301,18 +337,21 @@ class ExplainMixin:
             ``class`` (classifiers only): the label whose score the term adds
             to (for two classes, ``classes_[1]``: every term adds to its
             log-odds);
-            ``term``: ``"intercept"``, ``"baseline"`` or ``"rule_<column>"``
-            (the name of the rule's column in :meth:`transform`);
-            ``kind``: ``"intercept"``, ``"baseline"`` or ``"rule"``;
+            ``term``: ``"intercept"``, ``"baseline"``, ``"rule_<column>"``
+            (the name of the rule's column in :meth:`transform`) or
+            ``"linear_<feature index>"`` (a linear term);
+            ``kind``: ``"intercept"``, ``"baseline"``, ``"rule"`` or
+            ``"linear"``;
             ``text``: the rule's conditions as in :attr:`rules_` (the names
             of the other terms);
             ``fires``: whether the row satisfies the rule (True for the
             intercept and the baseline);
             ``value``: the term's value on the row: the rule's design value
             (``leaf_value`` in :attr:`rules_`) where it fires, else 0; 1 for
-            the intercept; the baseline;
+            the intercept; the baseline; for a linear term
+            ``clip(x, lower, upper) - center`` (0 where ``x`` is missing);
             ``weight``: the fitted weight (``coef_``, ``intercept_``; 1 for
-            the baseline);
+            the baseline; a linear term's slope, ``linear_coef_``);
             ``contribution``: ``weight * value``;
             ``features``: a dict, the row's value of every feature the rule
             tests (a category's label; a sparse matrix's entry as the model
@@ -333,7 +372,8 @@ class ExplainMixin:
         >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
         >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
         >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10,
+        ...                      linear_terms=False).fit(X, y)
         >>> table = fire.explain(X[3:4])
         >>> for term, text, fires, c in zip(table["term"], table["text"], table["fires"],
         ...                                 table["contribution"]):

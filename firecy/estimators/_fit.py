@@ -34,6 +34,8 @@ import numpy as np
 from firecy.estimators._data import model_input
 from firecy.estimators._diagnostics import check_model_matches_data
 from firecy.estimators._fit_design import FitDesign
+from firecy.estimators._linear_terms import (linear_design, offer_linear_terms,
+                                             split_coef, with_linear_penalty)
 from firecy.estimators._model import fitted_model
 from firecy.estimators._merge_rules import merge_equal_rules
 from firecy.estimators._model_inspection import unwrap
@@ -45,6 +47,7 @@ from firecy.estimators._selection import select_on_paths
 from firecy.estimators._splits import validation_splits
 from firecy.penalties import bind_ensemble
 from firecy.rules._inputs import column_support
+from firecy.rules._linear import LinearTerms
 
 __all__ = ["Task", "fit_rule_model"]
 
@@ -117,6 +120,13 @@ class Design:
     block_ptr: np.ndarray
     scale: PowerOfTwoScale
     baseline: np.ndarray              # the ensemble's, on the training rows
+    linear: LinearTerms = field(default_factory=LinearTerms.empty)
+    extra: Optional[np.ndarray] = None   # the linear terms' columns, solver units
+    extra_class: Optional[np.ndarray] = None   # and each column's output
+
+    @property
+    def n_rule_blocks(self):
+        return len(self.block_ptr) - 1
 
 
 def fit_rule_model(est, data, task, progress=None):
@@ -134,6 +144,9 @@ def fit_rule_model(est, data, task, progress=None):
     rescale = task.loss == "squared" and isinstance(est.penalty, str) \
         and est.penalty.lower() in BUILTIN_PENALTIES
     fit = design(rules, data, task, model, rescale)
+    # a stable fit selects among its pool's rules only (docs/stability.rst)
+    if getattr(est, "linear_terms", False) and not getattr(est, "stable", False):
+        add_linear_terms(fit, rules, data)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
     pool = None
@@ -212,6 +225,18 @@ def design(rules, data, task, model, rescale):
     return Design(target_s, leaf_values_s, block_ptr, scale, baseline)
 
 
+def add_linear_terms(fit, rules, data):
+    """Step 3b (``linear_terms=True``): the linear terms offered, and their
+    design columns in solver units, one per (term, output)."""
+    ens = rules.ensemble
+    names = data.feature_names or [str(n) for n in ens.feature_names]
+    fit.linear = offer_linear_terms(data, names, rules.leaf_table,
+                                    np.asarray(ens.leaf_values, dtype=np.float64))
+    if len(fit.linear):
+        fit.extra, fit.extra_class = linear_design(fit.linear, data.X, ens.n_outputs,
+                                                   fit.scale.kv)
+
+
 def _fixed_lambdas(est, task, fit, sample_weight):
     """The lambda grid of the paths in solver units, or None for each
     path's default grid (``lam``, ``lambdas``; a constant target)."""
@@ -254,15 +279,24 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
     if est.one_se and splits is not None and len(splits) < 2:
         raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
     scaled_grid = fit.scale.scale_grid(grid)
+    fitter = task.fitter(rules.ensemble)
+    if fit.extra is not None:
+        # the linear terms' blocks: their own penalty (after the group-L0
+        # price is scaled), and each block's output for a multi-output fitter
+        scaled_grid = [(params, with_linear_penalty(pen, params, fit.n_rule_blocks))
+                       for params, pen in scaled_grid]
+        extend = getattr(fitter, "with_extra_blocks", None)
+        if extend is not None:
+            fitter = extend(fit.extra_class)
     paths, best = select_on_paths(
-        scaled_grid, source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr),
-        fit.target,
-        sw, splits,
+        scaled_grid,
+        source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),
+        fit.target, sw, splits,
         lambdas=_fixed_lambdas(est, task, fit, sw), n_lambdas=est.n_lambdas, eps=est.eps,
         max_rules=est.max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
         n_jobs=est.n_jobs, loss=task.validation_loss, lam=est.lam,
         fit_intercept=bool(est.fit_intercept), tol=float(est.tol), max_iter=est.max_iter,
-        progress=progress, fitter=task.fitter(rules.ensemble), by_budget=by_budget)
+        progress=progress, fitter=fitter, by_budget=by_budget)
     return [fit.scale.unscale_path(p) for p in paths], best
 
 
@@ -275,25 +309,31 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     est.paths_ = paths
     est.path_ = path
     est.best_params_ = dict(grid[g_best][0])
-    coef, intercept = path.coefs[k_best], path.intercepts[k_best]
+    n_cols = len(fit.leaf_values)
+    coef = path.coefs[k_best]
     if pool is not None:
         columns, frequency = pool
-        coef = np.zeros(len(fit.leaf_values))
+        coef = np.zeros(n_cols)
         coef[columns] = path.coefs[k_best]
         est.stable_columns_ = columns
-        est._rule_stability = np.full(len(fit.leaf_values), np.nan)
+        est._rule_stability = np.full(n_cols, np.nan)
         est._rule_stability[columns] = frequency
+    rule_coef, est.linear_coef_ = split_coef(coef, n_cols, fit.linear, rules.ensemble.n_outputs)
     # a rule kept twice (equal leaves of two trees) is stated once
-    est.coef_ = merge_equal_rules(rules.ensemble, np.array(coef, dtype=np.float64))
-    intercept = np.array(intercept, dtype=np.float64)
+    est.coef_ = merge_equal_rules(rules.ensemble, np.array(rule_coef, dtype=np.float64))
+    est.linear_terms_ = fit.linear
+    intercept = np.array(path.intercepts[k_best], dtype=np.float64)
     # one intercept per output for a multi-output fitter
     est.intercept_ = float(intercept) if intercept.ndim == 0 else intercept
     est.lambda_ = float(path.lambdas[k_best])
     est.warm_lambdas_ = np.asarray(path.lambdas)[path.warm_start_chain(k_best)]
     est.n_rules_ = int(np.count_nonzero(est.coef_))
+    est.n_terms_ = est.n_rules_ + int(np.count_nonzero(est.linear_coef_))
     est.n_iter_ = int(path.n_iter[k_best])
     est.validation_error_ = float(path.validation_error[k_best])
     pen = copy.deepcopy(grid[g_best][1])
+    if fit.extra is not None:
+        pen = with_linear_penalty(pen, grid[g_best][0], fit.n_rule_blocks)
     pen.lam = est.lambda_
     est.penalty_ = pen
     est.rule_depth_ = rules.cut.depth

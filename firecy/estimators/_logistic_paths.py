@@ -128,6 +128,12 @@ class MultinomialPaths:
         self.block_class = np.asarray(block_class, dtype=np.intp)
         self.n_classes = int(n_classes)
 
+    def with_extra_blocks(self, extra_class):
+        """This fitter on a design with more blocks after the rules' (the
+        linear terms'), of the classes ``extra_class``."""
+        return MultinomialPaths(np.r_[self.block_class, np.asarray(extra_class, dtype=np.intp)],
+                                self.n_classes)
+
     def path(self, design, y, penalty, *, sample_weight=None, **kwargs):
         s = check_sample_weight(sample_weight, y.shape[0])
         present = np.unique(y[s > 0, 0]).astype(np.intp)

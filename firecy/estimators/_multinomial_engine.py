@@ -69,7 +69,8 @@ def stack_design(design, col_class, n_classes):
     if n_rows > np.iinfo(np.int32).max:
         raise ValueError(f"{design.n_samples} rows x {K} classes exceed the int32 row index")
     out = BlockDesign._new()
-    out.is_tree = False
+    out.layout, out.is_tree = "general", False
+    out.n_tree_blocks = out.n_tree_columns = out.tree_nnz = 0
     out.n_samples, out.n_columns = n_rows, design.n_columns
     out.n_blocks = design.n_blocks
     out.block_ptr = np.asarray(design.block_ptr)
@@ -114,10 +115,12 @@ class _StackedMultinomial:
         new_index = np.full(K, -1, dtype=np.intp)
         new_index[self.classes] = np.arange(Kp)
         blocks = np.flatnonzero(keep[block_class])
+        self.blocks = None
         if blocks.size == design.n_blocks:
             sub, self.cols = design, np.arange(design.n_columns)
         else:
             sub, self.cols = design.subset_blocks(blocks)
+            self.blocks = blocks
         sub_class = new_index[np.repeat(block_class[blocks], np.diff(sub.block_ptr))]
         self.Kp = Kp
         stacked = stack_design(sub, sub_class, Kp)
@@ -185,6 +188,11 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
     with single_blas_thread():
         state = _StackedMultinomial(design, y, block_class, n_classes, sample_weight,
                                     fit_intercept)
+        restrict = getattr(penalty, "restrict_blocks", None)
+        if state.blocks is not None and restrict is not None:
+            # a penalty that tells blocks apart (BlockwisePenalty), on the
+            # present classes' blocks, renumbered
+            penalty = restrict(state.blocks)
         return _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter,
                      progress, refine_path)
 

@@ -48,7 +48,7 @@ def check_params(est):
         )
     if isinstance(est.cv, numbers.Integral) and not isinstance(est.cv, bool):
         check_int(est.cv, "cv", low=2)
-    for name in ("refine_path", "one_se", "stable"):
+    for name in ("refine_path", "one_se", "linear_terms", "stable"):
         value = getattr(est, name, False)
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")

@@ -161,6 +161,21 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         so ``ensemble_.predict_raw(X)`` is still the library's prediction, or
         the cut trees' when ``rule_depth_`` cut them;
         ``docs/objective.rst``).
+    linear_terms : bool, default=True
+        Offer every numeric feature as a linear term beside the rules (as
+        RuleFit and R ``pre`` do, by default too): the term of ``x`` is ``clip(x, q_lo,
+        q_hi) - center`` (the 2.5% and 97.5% training quantiles, the training
+        mean; a missing value adds 0), in a design column scaled to compete
+        with the rules, under the rules' sparsity penalty (L1, or MCP with
+        ``gamma``; fusion and group-L0 do not apply to it). A kept term
+        counts against ``max_rules``, which becomes a budget of terms.
+        Constant and all-missing features are not offered (``summary()``
+        says which); categorical features never are. The fitted terms are
+        ``linear_terms_`` and their effects per unit of ``x``
+        ``linear_coef_``; ``docs/linear_terms.rst`` describes them. The
+        default because rules and lines together were at least as good as
+        rules alone on every benchmark data set, within seed-to-seed noise
+        (``benchmarks/linear_terms/RESULTS.md``). ``False``: rules only.
     stable : bool, default=False
         A rule set that random halves of the data agree on
         (``docs/stability.rst``): the default forest (500 trees of depth 2,
@@ -172,7 +187,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule's frequency over the trees) and ``path_.stability`` the
         agreement of the rule sets of 20 fits on random halves of the rows
         at each point of the path, beside its validation error. About the
-        CPU of a default fit.
+        CPU of a default fit. Rules only: ``linear_terms`` is not
+        read (SIRUS's pool holds rules).
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -248,6 +264,16 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         The rule values solved on (``rule_values`` with "auto" resolved).
     n_rules_ : int
         Number of nonzero rule weights.
+    linear_terms_ : LinearTerms
+        The linear terms offered (none with ``linear_terms=False``): their
+        features, names, clip bounds ``lower`` / ``upper``, ``center`` (the
+        value a missing ``x`` takes), design ``scale`` and ``not_offered``.
+    linear_coef_ : ndarray of shape (n_linear_terms,)
+        The effect of each term per unit of its feature (0: not kept);
+        the raw prediction adds ``linear_coef_[t] * (clip(x, lower[t],
+        upper[t]) - center[t])``.
+    n_terms_ : int
+        Kept rules plus kept linear terms (what ``max_rules`` bounds).
     lambda_ : float
         The selected (or given) ``lam``.
     warm_lambdas_ : ndarray of float
@@ -299,6 +325,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
+        linear_terms=True,
         stable=False,
         n_lambdas=50,
         eps=1e-3,
@@ -323,6 +350,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.max_rules = max_rules
         self.rule_depth = rule_depth
         self.rule_values = rule_values
+        self.linear_terms = linear_terms
         self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps

@@ -11,6 +11,20 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 __all__ = ["RuleFeaturesMixin"]
 
 
+def _linear_note(est):
+    """What ``linear_terms=True`` offered and did not, in one line each."""
+    if not getattr(est, "linear_terms", False) or getattr(est, "linear_terms_", None) is None:
+        return ""
+    from firecy._escape import display_text
+
+    terms = est.linear_terms_
+    out = f"linear terms offered: {len(terms)} numeric features\n"
+    if terms.not_offered:
+        out += ("not offered as linear terms: " + ", ".join(
+            f"{display_text(name)} ({why})" for name, why in terms.not_offered) + "\n")
+    return out
+
+
 class RuleFeaturesMixin(TransformerMixin):
     """``transform`` and ``summary`` for a fitted FIRE estimator (internal).
 
@@ -46,11 +60,14 @@ class RuleFeaturesMixin(TransformerMixin):
         check_is_fitted(self)
         from firecy.rules import rules_report
 
-        head = (f"{type(self).__name__}: {self.n_rules_} rules, lambda = "
-                f"{self.lambda_:.4g}, {self.best_params_}\n")
+        n_linear = int(getattr(self, "n_terms_", self.n_rules_)) - self.n_rules_
+        head = (f"{type(self).__name__}: {self.n_rules_} rules"
+                + (f" and {n_linear} linear terms" if n_linear else "")
+                + f", lambda = {self.lambda_:.4g}, {self.best_params_}\n")
         note = getattr(self, "_rule_depth_note", None)
         if note:
             head += note + "\n"
+        head += _linear_note(self)
         return head + rules_report(self, X=X, **kwargs)
 
     def transform(self, X):
@@ -118,7 +135,7 @@ class RuleFeaturesMixin(TransformerMixin):
         >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
         >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
         >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0).fit(X, y)
+        >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, linear_terms=False).fit(X, y)
         >>> fire.get_feature_names_out()
         array(['rule_2', 'rule_3'], dtype=object)
         >>> fire.set_output(transform="pandas").transform(X[:2]).columns.tolist()

@@ -112,9 +112,9 @@ class FIREPath(PathResult):
     >>> bool(np.all(path.n_rules[path.eligible] <= 5))
     True
     >>> best = int(np.argmin(np.where(path.eligible, path.validation_error, np.inf)))
-    >>> bool(path.lambdas[best] == fire.lambda_), bool(path.n_rules[best] == fire.n_rules_)
+    >>> bool(path.lambdas[best] == fire.lambda_), bool(path.n_rules[best] == fire.n_terms_)
     (True, True)
-    >>> bool(np.array_equal(path.coefs[best], fire.coef_))
+    >>> bool(np.array_equal(path.coefs[best][:len(fire.coef_)], fire.coef_))  # rules first
     True
     >>> path["validation_error"] is path.validation_error
     True

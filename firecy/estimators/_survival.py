@@ -141,6 +141,7 @@ class FIRESurvivalRegressor(FIRERegressor):
         max_rules=14,
         rule_depth="auto",
         rule_values="auto",
+        linear_terms=True,
         stable=False,
         n_lambdas=50,
         eps=1e-3,
@@ -159,7 +160,7 @@ class FIRESurvivalRegressor(FIRERegressor):
         super().__init__(
             estimator, penalty=penalty, lam=lam, lambdas=lambdas, gamma=gamma, fusion=fusion,
             group_l0=group_l0, max_rules=max_rules, rule_depth=rule_depth,
-            rule_values=rule_values, stable=stable,
+            rule_values=rule_values, linear_terms=linear_terms, stable=stable,
             n_lambdas=n_lambdas, eps=eps, selection=selection,
             validation_fraction=validation_fraction, cv=cv, refine_path=refine_path,
             one_se=one_se, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,

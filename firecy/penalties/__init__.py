@@ -5,7 +5,8 @@ declared in ``_abi2``, the module named after its ABI version);
 ``_python`` wraps penalties written in Python (``PythonPenalty``);
 ``_separable`` holds L1 and MCP, on the scalar functions of
 ``_sparsity.pxd``; ``_fusion`` the fusion penalties; ``_group_l0`` group-L0
-over trees; ``tv`` the 1-D fused lasso solvers the fusion prox uses;
+over trees; ``_blockwise`` one penalty on the rule blocks and another on
+the linear terms' blocks; ``tv`` the 1-D fused lasso solvers the fusion prox uses;
 ``_rules`` the penalties on per-rule data (rule lengths, each tree's node
 hierarchy), written on the public header only, as a third party would;
 ``_registry`` penalties by name. What each penalty computes is stated in
@@ -17,6 +18,7 @@ from firecy.penalties._separable import L1, MCP
 from firecy.penalties.tv import fused_lasso, fused_lasso_weighted
 from firecy.penalties._fusion import Fusion, FusedPenalty, L1Fusion, MCPFusion
 from firecy.penalties._group_l0 import GroupL0
+from firecy.penalties._blockwise import BlockwisePenalty
 from firecy.penalties._rules import HierarchicalGroup, LengthWeightedL1
 from firecy.penalties._registry import (
     as_penalty,
@@ -36,6 +38,7 @@ __all__ = [
     "L1Fusion",
     "MCPFusion",
     "GroupL0",
+    "BlockwisePenalty",
     "LengthWeightedL1",
     "HierarchicalGroup",
     "fused_lasso",

@@ -115,7 +115,7 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> fig = plot_explanation(fire, [3.0, 20.0])
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['intercept + baseline', 'x0 > 2.0 and x1 > 15.0', 'prediction']
@@ -140,8 +140,9 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     scale = raw_scale_name(estimator, label)
 
     labels = ["intercept + baseline"] + [label_text(t, wrap, max_chars) for t in texts[:shown]]
+    has_linear = any(r["kind"] == "linear" for r in records)
     if rest.size:
-        labels.append(f"{rest.size} other rules")
+        labels.append(f"{rest.size} other {'terms' if has_linear else 'rules'}")
     labels.append("prediction")
     n_bars = len(labels)
     n_lines = sum(s.count("\n") + 1 for s in labels)
@@ -190,7 +191,8 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     ax.set_xlim(lo - 0.02 * (hi - lo if hi > lo else 1.0), hi + pad)
     ax.set_xlabel(scale, parse_math=False)
     ax.set_title(f"{scale}: {start:.4g} (intercept + baseline) "
-                 f"{'+' if final >= start else '-'} {abs(final - start):.4g} (rules) = "
+                 f"{'+' if final >= start else '-'} {abs(final - start):.4g} "
+                 f"({'rules and linear terms' if has_linear else 'rules'}) = "
                  f"{final:.4g}", fontsize=9, loc="left", parse_math=False)
     ax.grid(True, axis="x", alpha=0.3)
     return fig

@@ -44,7 +44,7 @@ def plot_risk_card(card, *, wrap=44, figsize=None, figure=None):
     >>> from firecy.risk import risk_card
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> forest = RandomForestClassifier(n_estimators=30, max_depth=2, random_state=0)
-    >>> fire = FIREClassifier(forest, max_rules=4, random_state=0).fit(X, y)
+    >>> fire = FIREClassifier(forest, max_rules=4, linear_terms=False, random_state=0).fit(X, y)
     >>> fig = plot_risk_card(risk_card(fire, X, y))
     >>> len(fig.axes)
     2

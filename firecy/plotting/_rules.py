@@ -11,16 +11,19 @@ from firecy.rules._inputs import (
     block_label,
     check_coef,
     feature_names_of,
+    is_estimator,
     leaf_support,
     model_tree_of,
     tree_of,
     unpack,
 )
+from firecy.rules._linear import linear_rows
 
 __all__ = ["plot_rules"]
 
 NODE_GID = "firecy-node"
 LEAF_GID = "firecy-leaf"
+LINEAR_GID = "firecy-linear"
 
 _NODE_COLOR = "#fdd9a0"  # antecedents (split nodes), as in the paper's figure
 _NODE_EDGE = "#c07a12"
@@ -124,7 +127,11 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     -------
     matplotlib.figure.Figure
         Split-node texts carry the gid ``"firecy-node"``, leaf texts
-        ``"firecy-leaf"``.
+        ``"firecy-leaf"``. An estimator's kept linear terms
+        (``linear_terms=True``) are drawn below the trees as lines, rising
+        or falling with the slope's sign, labelled (gid ``"firecy-linear"``)
+        with their rank after the rules' in
+        :func:`firecy.rules.rules_report`, slope per unit and clip range.
 
     Examples
     --------
@@ -138,7 +145,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> fig = plot_rules(fire, feature_names=["age", "dose"])
     >>> def texts(gid):
     ...     return sorted(t.get_text() for t in fig.findobj(
@@ -151,11 +158,14 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     Figure = _require_matplotlib()
     import matplotlib as mpl
 
+    source = ensemble if is_estimator(ensemble) and coef is None else None
     ensemble, coef, _, est_names = unpack(ensemble, coef)
     if feature_names is None:
         feature_names = est_names
     names = feature_names_of(ensemble, feature_names)
     coef = check_coef(ensemble, coef)
+    linear = [r for _, r in linear_rows(source, names, len(ensemble.leaf_values))] \
+        if source is not None else []
     kept = np.flatnonzero(coef)
     contrib = coef * np.asarray(ensemble.leaf_values, dtype=np.float64)
     order = sorted(kept.tolist(), key=lambda j: (-abs(contrib[j]), j))
@@ -233,6 +243,9 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
                     va="bottom", fontsize=fontsize, color="0.25")
             x0 += p.width() + 0.5
         y_off -= h
+    if linear:
+        y_off = _draw_linear(ax, linear, kept.size, y_off, fontsize, wrap)
+        row_w = max(row_w, 2.2 * min(len(linear), 6) - 0.6)
     ax.set_xlim(-0.6, row_w - 0.4)
     ax.set_ylim(min(y_off + 1.0, -1.0), 1.0)
     if title:
@@ -242,9 +255,27 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
             n_trees = len(set(model_tree_of(ensemble, kept).tolist()))
             title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {n_trees} "
                      f"tree{'' if n_trees == 1 else 's'}, "
-                     f"{count_antecedents(ensemble, coef)} antecedents (orange)")
+                     f"{count_antecedents(ensemble, coef)} antecedents (orange)"
+                     + (f", {len(linear)} linear term{'' if len(linear) == 1 else 's'}"
+                        if linear else ""))
         ax.set_title(title, fontsize=fontsize + 2, parse_math=False)
-    if not kept.size:
+    if not kept.size and not linear:
         ax.text(0.5, 0.5, "no rules kept", ha="center", va="center",
                 transform=ax.transAxes)
     return fig
+
+
+def _draw_linear(ax, rows, n_rules, y_off, fontsize, wrap):
+    """The kept linear terms below the trees: a line each, six to a row;
+    returns the new bottom."""
+    for i, r in enumerate(rows):
+        col, line = i % 6, i // 6
+        x, y = 2.2 * col, y_off - 0.4 - 2.1 * line
+        rise = 0.3 if r["weight"] > 0 else -0.3
+        ax.plot([x - 0.6, x + 0.6], [y - rise, y + rise], lw=2.5, zorder=3,
+                color="#c0392b" if r["weight"] > 0 else "#2e6fb0")
+        name = textwrap.fill(str(r["rule"]).split(" per unit of ", 1)[-1], wrap)
+        ax.text(x, y - 0.5, f"#{n_rules + i + 1} {r['rule'].split(' per unit', 1)[0]} "
+                f"per unit\nof {name}", ha="center", va="top", fontsize=fontsize - 0.5,
+                gid=LINEAR_GID, parse_math=False)
+    return y_off - 2.1 * ((len(rows) - 1) // 6 + 1)

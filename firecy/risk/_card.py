@@ -127,7 +127,7 @@ class RiskCard:
     >>> from firecy.risk import risk_card
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> forest = RandomForestClassifier(n_estimators=30, max_depth=2, random_state=0)
-    >>> fire = FIREClassifier(forest, max_rules=4, random_state=0).fit(X, y)
+    >>> fire = FIREClassifier(forest, max_rules=4, linear_terms=False, random_state=0).fit(X, y)
     >>> card = risk_card(fire, X, y)
 
     A row's risk is read off its integer score:
@@ -300,6 +300,9 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc"
     ----------
     model : FIREClassifier
         Fitted, with two classes; the card gives the risk of ``classes_[1]``.
+        A model that keeps a linear term (``linear_terms=True``, the
+        default) is refused: a card's points belong to rules a row
+        satisfies or not; fit it with ``linear_terms=False``.
     X : array-like or DataFrame of shape (n_samples, n_features)
         Data to choose the scale on (the training data, typically) and to
         fill the reliability table.
@@ -330,7 +333,8 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc"
     >>> from firecy.risk import risk_card
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> forest = RandomForestClassifier(n_estimators=50, max_depth=3, random_state=0)
-    >>> fire = FIREClassifier(forest, max_rules=6, random_state=0).fit(X, y)
+    >>> fire = FIREClassifier(forest, max_rules=6, linear_terms=False,
+    ...                       random_state=0).fit(X, y)
     >>> card = risk_card(fire, X, y)
     >>> int(abs(card.points).max()) <= 5
     True
@@ -340,6 +344,12 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc"
     check_is_fitted(model)
     if not hasattr(model, "classes_") or len(model.classes_) != 2:
         raise ValueError("a risk card needs a fitted binary classifier (two classes)")
+    n_linear = int(np.count_nonzero(getattr(model, "linear_coef_", ())))
+    if n_linear:
+        raise ValueError(
+            f"the model keeps {n_linear} linear term(s) (linear_terms=True): a risk card "
+            "gives points to rules a row satisfies or not, and a linear term has no such "
+            "points; fit the classifier with linear_terms=False for a card")
     max_points = check_int(max_points, "max_points", low=1)
     max_loss_increase = check_real(max_loss_increase, "max_loss_increase", low=0.0)
     event = event_indicator(model, y)

@@ -109,7 +109,8 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         forest = ExtraTreesClassifier(n_estimators=self.n_estimators, max_depth=2,
                                       random_state=self.random_state, n_jobs=self.n_jobs)
         # tol=1e-4: the points are integers (the same rules on 32 of 35
-        # benchmark folds as 1e-6, a third less CPU; benchmarks/risk_cards)
+        # benchmark folds as 1e-6, a third less CPU; benchmarks/risk_cards);
+        # rules only: a card gives points to rules, not to linear terms.
         # rule_values="unit": every candidate is its 0/1 indicator, so that the
         # penalty charges every rule's effect on the log-odds alike (a forest's
         # leaf values, event rates, make low-risk groups' rules dearer); on the
@@ -117,6 +118,7 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         # by the mean over folds (benchmarks/risk_cards/RESULTS.md)
         return FIREClassifier(forest, rule_depth=(1, 2), rule_values="unit",
                               max_rules=self.max_rules, tol=1e-4, selection="budget",
+                              linear_terms=False,
                               random_state=self.random_state, n_jobs=self.n_jobs)
 
     def fit(self, X, y, sample_weight=None):

@@ -32,7 +32,7 @@ def kept_antecedents(ensemble, coef=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import kept_antecedents
     >>> fire.coef_.nonzero()[0]
     array([2, 3])
@@ -88,7 +88,7 @@ def count_antecedents(ensemble, coef=None):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import count_antecedents, rules_table
     >>> [row["rule"] for row in rules_table(fire, as_frame=False)]
     ['x0 > 2.0 and x1 > 15.0', 'x0 > 2.0 and x1 <= 15.0']

@@ -24,6 +24,7 @@ from firecy.rules._inputs import (
     unpack,
 )
 from firecy.ensembles._simplify import simplify_conditions
+from firecy.rules._linear import linear_slopes
 
 __all__ = ["rules_python", "rules_sql", "float64_comparison", "export_plan"]
 
@@ -43,6 +44,9 @@ class ExportPlan:
     classes: list = None          # a classifier's class labels (what the margins mean)
     tree_labels: dict = None      # block -> its name in comments ("tree t[, depth d]")
     n_trees: int = None           # the model's trees the rules come from
+    # the kept linear terms: (output, feature, lower, upper, center, slope),
+    # each adding slope * (min(max(x, lower), upper) - center), 0 if x is missing
+    linear: list = None
 
 
 def _intercepts(ensemble, intercept, est):
@@ -62,6 +66,7 @@ def _intercepts(ensemble, intercept, est):
 def export_plan(model, coef=None, intercept=None, feature_names=None):
     """The rules to export (see :func:`rules_python`)."""
     est = model if is_estimator(model) else None
+    linear = _linear_terms(est) if est is not None and coef is None else []
     ensemble, coef, intercept, est_names = unpack(model, coef, intercept)
     if feature_names is None:
         feature_names = est_names
@@ -102,6 +107,7 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
                     "|x| <= 1.0000000180025095e-35 (its kZeroThreshold, float32(1e-35)) "
                     "as 0; a category it was not fitted with counts as missing",
     }.get(ensemble.source, "")
+    used.update(f for _, f, *_ in linear)
     return ExportPlan(
         source=ensemble.source, feature_names=names,
         intercepts=_intercepts(ensemble, intercept, est),
@@ -110,7 +116,19 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         classes=_class_labels(est),
         tree_labels={t: block_label(ensemble, t) for t in set(trees.tolist())},
         n_trees=len(set(model_tree_of(ensemble, cols).tolist())),
+        linear=linear,
     )
+
+
+def _linear_terms(est):
+    """A fitted estimator's kept linear terms as the plan lists them."""
+    found = linear_slopes(est)
+    if found is None:
+        return []
+    terms, slopes = found
+    return [(k, int(terms.features[t]), float(terms.lower[t]), float(terms.upper[t]),
+             float(terms.center[t]), float(slopes[t, k]))
+            for k in range(slopes.shape[1]) for t in range(len(terms)) if slopes[t, k] != 0.0]
 
 
 def _class_labels(est):
@@ -149,6 +167,9 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
         feature name to a number (``None`` or NaN for a missing value) or,
         for a categorical feature, its category label.  It returns a float,
         or a list of floats (one per class) for a multi-output ensemble.
+        An estimator fitted with ``linear_terms=True`` adds its kept linear
+        terms, ``slope * (min(max(x, lower), upper) - center)`` (0 for a
+        missing ``x``), as ``predict`` does.
 
     Raises
     ------
@@ -172,7 +193,7 @@ def rules_python(model, coef=None, intercept=None, *, feature_names=None,
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_python
     >>> source = rules_python(fire, feature_names=["age", "dose"])
     >>> print(source[source.index("def predict"):].strip())
@@ -239,7 +260,9 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     str
         One SQL expression (after a comment naming its source), to use as
         ``SELECT <expression> AS prediction FROM data`` (with
-        ``table="data"``).  Numeric columns are assumed finite or NULL (SQL
+        ``table="data"``).  A kept linear term is a ``CASE`` expression
+        too: 0 for ``NULL``, else its slope times the clipped value minus
+        its center.  Numeric columns are assumed finite or NULL (SQL
         has no NaN).  Names and labels are quoted as standard SQL (a
         backslash is an ordinary character, as in SQLite, DuckDB and
         PostgreSQL).
@@ -262,7 +285,7 @@ def rules_sql(model, coef=None, intercept=None, *, feature_names=None, columns=N
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_sql
     >>> sql = rules_sql(fire, feature_names=["age", "dose"], alias="prediction",
     ...                 table="data")

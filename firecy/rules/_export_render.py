@@ -87,13 +87,17 @@ def _py_test(test):
 def _header(plan, lang):
     n_rules = sum(len(r) for _, _, r in plan.trees)
     n_trees = plan.n_trees
+    n_linear = len(plan.linear or [])
     from firecy._version import __version__
 
     lines = [
         f"Rules extracted by firecy {__version__} from a {plan.source} model: "
-        f"{n_rules} rules from {n_trees} trees.",
+        f"{n_rules} rules from {n_trees} trees"
+        + (f" and {n_linear} linear terms." if n_linear else "."),
         "prediction = intercept + the contribution of every rule the row satisfies "
-        "(the model's raw prediction: a classifier's margin).",
+        + ("+ every linear term, slope * (min(max(x, lower), upper) - center), 0 for a "
+           "missing x " if n_linear else "")
+        + "(the model's raw prediction: a classifier's margin).",
         f"Comparisons are the library's, exactly: {plan.reading}.",
     ]
     if plan.classes is not None:
@@ -156,6 +160,13 @@ def render_python(plan, name):
             cond = " and ".join(_py_test(test) for test in tests) or "True"
             out.append(f"    {'if' if i == 0 else 'elif'} {cond}:")
             out.append(f"        {target} += {_py_float(contribution)}")
+    for k, f, lo, hi, center, slope in plan.linear or []:
+        target = "out" if K == 1 else f"out[{k}]"
+        out.append(f"    # linear term (x clipped to [lower, upper], minus center)"
+                   + ("" if K == 1 else f", output {k}"))
+        out.append(f"    if x{f} is not None:")
+        out.append(f"        {target} += {_py_float(slope)} * (min(max(x{f}, {_py_float(lo)}), "
+                   f"{_py_float(hi)}) - ({_py_float(center)}))")
     out.append("    return out")
     return "\n".join(out) + "\n"
 
@@ -243,6 +254,14 @@ def render_sql(plan, columns=None, alias=None, table=None):
                     for test in tests) or _TRUE
                 whens.append(f"WHEN {cond} THEN {_sql_float(contribution)}")
             terms.append(f"CASE {' '.join(whens)} ELSE 0.0 END  /* {plan.tree_labels[t]} */")
+        for kk, f, lo, hi, center, slope in plan.linear or []:
+            if kk != k:
+                continue
+            col = columns[plan.feature_names[f]]
+            clipped = (f"(CASE WHEN {col} < {_sql_float(lo)} THEN {_sql_float(lo)} "
+                       f"WHEN {col} > {_sql_float(hi)} THEN {_sql_float(hi)} ELSE {col} END)")
+            terms.append(f"CASE WHEN {col} IS NULL THEN 0.0 ELSE {_sql_float(slope)} * "
+                         f"({clipped} - ({_sql_float(center)})) END  /* linear term */")
         exprs.append("\n  + ".join(terms))
     head = sql_comment(" ".join(_header(plan, "sql"))) + "\n"
     if K == 1:

@@ -7,6 +7,7 @@ import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
 from firecy.rules._inputs import feature_names_of
+from firecy.rules._linear import linear_slopes
 from firecy.rules._report import estimator_intercept
 from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions
 from firecy.rules._table import rules_table
@@ -42,6 +43,19 @@ def condition_dict(c, names):
     return d
 
 
+def _linear_entries(est, names):
+    """(entry, output, term) of every kept linear term: what it reads and adds."""
+    found = linear_slopes(est)
+    if found is None:
+        return []
+    terms, slopes = found
+    return [({"feature": names[int(terms.features[t])],
+              "feature_index": int(terms.features[t]),
+              "lower": float(terms.lower[t]), "upper": float(terms.upper[t]),
+              "center": float(terms.center[t]), "slope": float(slopes[t, k])}, k, t)
+            for t in range(len(terms)) for k in range(slopes.shape[1]) if slopes[t, k] != 0]
+
+
 def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     """The rules of a fitted FIRE estimator as a JSON-ready dict.
 
@@ -66,8 +80,11 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     dict
         ``intercept`` (the estimator's ``intercept_`` plus the ensemble's
         baseline), ``rules`` (the rows of :func:`rules_table` with each
-        rule's simplified ``conditions``), the counts, and the ``metadata``
-        entries.
+        rule's simplified ``conditions``; a linear term's row, of kind
+        "linear", has ``linear``: its ``feature``, ``feature_index``,
+        ``lower``, ``upper``, ``center`` and ``slope``, adding ``slope *
+        (min(max(x, lower), upper) - center)``, 0 for a missing ``x``), the
+        counts, and the ``metadata`` entries.
 
     Examples
     --------
@@ -77,7 +94,7 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> import json
     >>> from firecy.rules import rules_json
     >>> doc = json.loads(json.dumps(rules_json(fire, ["age", "dose"], X, data="doses.csv")))
@@ -96,11 +113,19 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         feature_names = [f"x{i}" for i in range(int(ens.n_features_in_))]
     intercept, note = estimator_intercept(est, X)
     rows = rules_table(est, feature_names=feature_names, X=X, as_frame=False, exact=exact)
+    linear = {(k, int(t)): r for r, k, t in _linear_entries(est, feature_names)}
+    found = linear_slopes(est)
+    K = found[1].shape[1] if found is not None else 1
     for r in rows:
-        conds = simplify_conditions(ens.rules[r["column"]])
-        r["conditions"] = [condition_dict(c, feature_names) for c in conds]
+        if r["kind"] == "linear":
+            offset = r["column"] - len(ens.leaf_values)
+            r["linear"] = linear[(offset % K, offset // K)]
+        else:
+            conds = simplify_conditions(ens.rules[r["column"]])
+            r["conditions"] = [condition_dict(c, feature_names) for c in conds]
         for k, v in list(r.items()):
             r[k] = json_value(v)
+    n_linear = sum(r["kind"] == "linear" for r in rows)
     from firecy._version import __version__
 
     own = {
@@ -113,9 +138,12 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         "intercept_note": note.strip(" ()") if isinstance(note, str)
         else [n.strip(" ()") for n in note],
         "lambda": json_value(getattr(est, "lambda_", None)),
-        "n_rules": len(rows),
+        "n_rules": len(rows) - n_linear,
+        "n_linear_terms": n_linear,
         "n_antecedents": count_antecedents(ens, est.coef_),
-        "prediction": "intercept + sum of the contributions of the rules a row satisfies",
+        "prediction": "intercept + sum of the contributions of the rules a row satisfies"
+        + (" + sum over the linear terms of slope * (min(max(x, lower), upper) - center), "
+           "0 for a missing x" if n_linear else ""),
         "rules": rows,
     }
     clash = sorted(set(metadata) & (set(own) | {"firecy_version"}))

@@ -84,8 +84,11 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     str
         The intercept, one line per rule, "if <conditions> then
         +<contribution>", largest contribution first and numbered as in
-        :func:`firecy.plotting.plot_rules`, then the numbers of rules, trees
-        and distinct antecedents.
+        :func:`firecy.plotting.plot_rules`, then (an estimator fitted with
+        ``linear_terms=True``) one line per kept linear term, "+<slope> per
+        unit of <feature> (<feature> clipped to [<lower>, <upper>])", then
+        the numbers of rules, trees and distinct antecedents (and of linear
+        terms).
 
     Examples
     --------
@@ -95,7 +98,7 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_report
     >>> print(rules_report(fire, feature_names=["age", "dose"]))
     intercept: 0.5
@@ -111,19 +114,31 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         intercept, baseline_note = estimator_intercept(ensemble, X)
     # a fitted estimator's own rules: their support on its training rows
     support = getattr(ensemble, "_train_support", None) if X is None and coef is None else None
+    # a fitted estimator's own weights: its linear terms too
+    source = ensemble if is_estimator(ensemble) and coef is None else None
     stability = getattr(ensemble, "_rule_stability", None) if coef is None else None
     ensemble, coef, intercept, est_names = unpack(ensemble, coef, intercept)
     if feature_names is None:
         feature_names = est_names
-    rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
-                       show_missing=show_missing, precision=precision, exact=exact,
-                       as_frame=False, support=support, stability=stability)
+    if source is not None:
+        # each row's "class" is its output's index, as the lines below pick
+        # them (not the label, which may be any value; the header names it)
+        K = n_outputs(ensemble)
+        rows = rules_table(source, None, feature_names, X, sample_weight,
+                           show_missing=show_missing, precision=precision, exact=exact,
+                           as_frame=False, support=support, stability=stability,
+                           classes=[0, 0] if K == 1 else list(range(K)))
+    else:
+        rows = rules_table(ensemble, coef, feature_names, X, sample_weight,
+                           show_missing=show_missing, precision=precision, exact=exact,
+                           as_frame=False, support=support, stability=stability)
     coef = check_coef(ensemble, coef)
     intercepts = np.atleast_1d(np.asarray(0.0 if intercept is None else intercept,
                                           dtype=np.float64))
     n_out = n_outputs(ensemble)
     labels = class_labels(ensemble, classes)
     lines = []
+    has_linear = any(r.get("kind") == "linear" for r in rows)
     for k in range(n_out):
         krows = [r for r in rows if r.get("class", 0) == k]
         name = "prediction"
@@ -143,10 +158,14 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         if not krows and n_out > 1:
             lines.append(f"{name} = intercept (no rule speaks for this class)")
             continue
-        lines.append(f"{name} = intercept + the contributions of the rules a row satisfies")
+        lines.append(f"{name} = intercept + the contributions of the rules a row satisfies"
+                     + (" + the linear terms" if has_linear else ""))
         shown = krows if max_rules is None else krows[:max_rules]
         width = len(str(len(shown)))
         for i, r in enumerate(shown, 1):
+            if r.get("kind") == "linear":
+                lines.append(f"{i:>{width}}. {r['rule']}")
+                continue
             sup = "" if math.isnan(r["support"]) else f", support {100 * r['support']:.1f}%"
             if "stability" in r and not math.isnan(r["stability"]):
                 sup += f", stability {100 * r['stability']:.0f}%"
@@ -158,10 +177,14 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
             )
         if max_rules is not None and len(krows) > max_rules:
             lines.append(f"... and {len(krows) - max_rules} more")
-    n_trees = len(set(r["tree"] for r in rows))
+    rule_rows = [r for r in rows if r.get("kind") != "linear"]
+    n_trees = len(set(r["tree"] for r in rule_rows))
+    n_linear = len(rows) - len(rule_rows)
     lines.append(
-        f"{len(rows)} {_plural(len(rows), 'rule')} from {n_trees} {_plural(n_trees, 'tree')}, "
+        f"{len(rule_rows)} {_plural(len(rule_rows), 'rule')} from {n_trees} "
+        f"{_plural(n_trees, 'tree')}, "
         f"{count_antecedents(ensemble, coef)} distinct antecedents (split nodes to read)"
+        + (f", and {n_linear} linear {_plural(n_linear, 'term')}" if n_linear else "")
     )
     return "\n".join(lines)
 

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from firecy.rules._inputs import (
+    is_estimator,
     check_coef,
     column_class,
     feature_names_of,
@@ -17,13 +18,14 @@ from firecy.rules._inputs import (
     unpack,
 )
 from firecy.ensembles._simplify import simplify_conditions
+from firecy.rules._linear import linear_rows
 from firecy.rules._text import format_conditions
 
 __all__ = ["rules_table", "class_labels"]
 
 # what a reader looks at first comes first (RuleTable prints these four)
 _COLUMNS = ["rule", "weight", "support", "importance", "contribution", "leaf_value", "tree",
-            "n_conditions", "column"]
+            "n_conditions", "column", "kind"]
 _SHOWN = 4
 
 
@@ -117,7 +119,16 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         ``tree``: index of its tree (block; under a union of depths the
         tree's, the same at every depth); ``n_conditions``: number of
         conditions after simplification (an interval counts two);
-        ``column``: its index j in ``coef`` and in the ensemble's design.
+        ``column``: its index j in ``coef`` and in the ensemble's design;
+        ``kind``: ``"rule"``, or ``"linear"`` for a linear term of an
+        estimator fitted with ``linear_terms=True`` (after its output's
+        rules, by decreasing importance): ``rule`` is then its text, e.g.
+        ``+0.071 per unit of educ (educ clipped to [8, 18])``, ``weight``
+        and ``contribution`` its slope per unit of the feature,
+        ``importance`` the slope times the training standard deviation of
+        the clipped feature, ``support`` and ``leaf_value`` NaN, ``tree``
+        -1, ``column`` its position after the rules' columns (as in
+        ``path_.coefs``).
         A multi-output ensemble (multi-class forest) adds a first column
         ``class``: the output the rule contributes to (its label when
         ``classes`` is known).
@@ -130,7 +141,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     >>> X = np.array([[1.0, 10.0], [1.0, 20.0], [3.0, 10.0], [3.0, 20.0]] * 5)
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
-    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10).fit(X, y)
+    >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> from firecy.rules import rules_table
     >>> table = rules_table(fire, feature_names=["age", "dose"], X=X, as_frame=False)
     >>> [(row["rule"], round(row["contribution"], 6), row["support"]) for row in table]
@@ -146,6 +157,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     """
     if classes is None:
         classes = getattr(ensemble, "classes_", None)
+    # a fitted estimator's own weights: its linear terms too
+    linear_source = ensemble if is_estimator(ensemble) and coef is None else None
     if support is None and X is None and coef is None:
         # a fitted estimator knows its training rows' support
         support = getattr(ensemble, "_train_support", None)
@@ -190,6 +203,7 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
             "tree": int(t),
             "n_conditions": len(simplified),
             "column": int(j),
+            "kind": "rule",
         }
         if labels is not None:
             row = {"class": labels[k], **row}
@@ -197,6 +211,12 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
             row = {"class": int(k), **row}
         rows.append((int(k), row))
     rows.sort(key=lambda kr: (kr[0], -abs(kr[1]["contribution"]), kr[1]["column"]))
+    if linear_source is not None:
+        # after each output's rules: a slope per unit of x is no contribution
+        # to compare with theirs
+        rows += linear_rows(linear_source, names, len(leaf_values), labels, multi,
+                            precision or 4)
+        rows.sort(key=lambda kr: kr[0])
     rows = [r for _, r in rows]
     if as_frame is False:
         return rows
@@ -247,7 +267,11 @@ def _rule_table_type(pd):
                 width = int(view["rule"].map(len).max())
                 text = view.to_string(formatters={"rule": lambda r: f"{r:<{width}}"})
             rest = [c for c in self.columns if c not in shown]
-            return text + (f"\n[{len(self)} rules; also: {', '.join(map(str, rest))}]"
+            what = f"{len(self)} rules"
+            if "kind" in self.columns and (self["kind"] == "linear").any():
+                n_lin = int((self["kind"] == "linear").sum())
+                what = f"{len(self) - n_lin} rules and {n_lin} linear terms"
+            return text + (f"\n[{what}; also: {', '.join(map(str, rest))}]"
                            if rest else "")
 
     _RULE_TABLE = RuleTable

@@ -11,6 +11,9 @@ cdef enum:
 cdef class ActiveSetQP:
     # design (read-only views)
     cdef Py_ssize_t n, R, T
+    # columns 0 .. R_tree - 1 (the first tree_nnz entries) are tree columns
+    # (one value each), the others general (col_vals_p[p - tree_nnz])
+    cdef Py_ssize_t R_tree, T_tree, tree_nnz
     cdef bint is_tree, fit_intercept
     cdef const int[:, ::1] table
     cdef const double* leaf_values_p

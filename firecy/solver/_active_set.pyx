@@ -99,16 +99,19 @@ cdef class ActiveSetQP:
         self.col_ptr = design.col_ptr
         self.col_rows = design.col_rows
         self._keep = design
-        if self.is_tree:
+        self.R_tree = design.n_tree_columns
+        self.T_tree = design.n_tree_blocks
+        self.tree_nnz = design.tree_nnz
+        self.leaf_values_p = NULL
+        self.col_vals_p = NULL
+        if self.T_tree:
             self.table = design.leaf_table
             leaf_values = design.leaf_values
             self.leaf_values_p = &leaf_values[0]   # the array's data (bounds unchecked)
-            self.col_vals_p = NULL
-        else:
+        if not self.is_tree:
             self.row_ptr = design.row_ptr
             self.row_cols = design.row_cols
             self.row_vals = design.row_vals
-            self.leaf_values_p = NULL
             col_vals = design.col_vals
             self.col_vals_p = &col_vals[0] if col_vals.shape[0] else NULL
         cdef Py_ssize_t S = max_support + 1
@@ -147,12 +150,15 @@ cdef class ActiveSetQP:
         self.excluded_list = np.zeros(self.R, dtype=np.intp)
         # row lists: row i's slot columns and their values, from rl_ptr[i]
         self.rl_count = np.zeros(self.n, dtype=np.int32)
+        # (room for a row's leaves in the tree blocks and its entries in the
+        # general blocks)
         if self.is_tree:
             self.rl_ptr = np.arange(self.n, dtype=np.intp) * self.T
             size = self.n * self.T
         else:
-            self.rl_ptr = np.asarray(design.row_ptr[:self.n], dtype=np.intp)
-            size = design.row_ptr[self.n]
+            self.rl_ptr = (np.asarray(design.row_ptr[:self.n], dtype=np.intp)
+                           + np.arange(self.n, dtype=np.intp) * self.T_tree)
+            size = design.row_ptr[self.n] + self.n * self.T_tree
         self.rl_col = np.zeros(max(size, 1), dtype=np.int32)
         self.rl_val = np.zeros(max(size, 1))
         self.factor_valid = False
@@ -166,9 +172,9 @@ cdef class ActiveSetQP:
 
     cdef double entry(self, Py_ssize_t j, Py_ssize_t p) noexcept nogil:
         """Value of the p-th stored entry of column j."""
-        if self.col_vals_p == NULL:
+        if j < self.R_tree:
             return self.leaf_values_p[j]
-        return self.col_vals_p[p]
+        return self.col_vals_p[p - self.tree_nnz]
 
     cdef int set_weights(self, const double* D) except -1 nogil:
         """New row weights of the model's Hessian (invalidates the factor)."""
@@ -401,9 +407,9 @@ cdef class ActiveSetQP:
                                   const Py_ssize_t* cptr) noexcept nogil:
         """sum_i M_ij x_i."""
         cdef Py_ssize_t p0 = cptr[j], n = cptr[j + 1] - cptr[j]
-        if self.col_vals_p == NULL:
+        if j < self.R_tree:
             return gather_sum(x, rows + p0, n) * self.leaf_values_p[j]
-        return gather_dot(self.col_vals_p + p0, x, rows + p0, n)
+        return gather_dot(self.col_vals_p + (p0 - self.tree_nnz), x, rows + p0, n)
 
     cdef double slot_gradients(self) noexcept nogil:
         """G on the slots (penalty slope included); returns max |G|."""

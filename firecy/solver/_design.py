@@ -1,7 +1,7 @@
 """The block design the solver works on.
 
 A design is a matrix M (n_samples x n_columns) whose columns are split into
-contiguous blocks (one block per tree). Two storage layouts:
+contiguous blocks (one block per tree). Three storage layouts:
 
 * tree layout: every row has exactly one nonzero per block (a row lands in one
   leaf of each tree). Stored as an (n_samples, n_blocks) int32 table of the
@@ -10,6 +10,18 @@ contiguous blocks (one block per tree). Two storage layouts:
   table.
 * general layout: any sparsity (rules that are not tree leaves, blocks with
   overlapping supports). Stored as CSC plus a CSR copy for row access.
+* mixed layout: tree blocks first (the leaf table of the first
+  ``n_tree_blocks`` blocks), then general blocks (CSC + CSR of the remaining
+  columns), e.g. a forest's leaves and dense linear terms
+  (:meth:`BlockDesign.with_general_blocks`). The tree part keeps its table
+  and its kernels; only the extra columns pay for general storage.
+
+Every layout has the same attributes: the tree part (``n_tree_blocks``,
+``n_tree_columns``, ``leaf_table``, ``leaf_values``, ``tree_nnz`` entries)
+and the general part (``col_vals`` for the entries ``tree_nnz:`` of the
+column lists, ``row_ptr`` / ``row_cols`` / ``row_vals`` for its rows, with
+global column ids); the tree layout has no general part (None), the general
+layout no tree part (0 blocks).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -73,8 +85,14 @@ class BlockDesign:
     n_samples, n_columns, n_blocks : int
     block_ptr : ndarray of shape (n_blocks + 1,)
         Block t holds columns ``block_ptr[t]:block_ptr[t + 1]``.
+    layout : {"tree", "general", "mixed"}
+        The storage layout (see the module docstring).
     is_tree : bool
         True for the tree layout (one nonzero per row per block).
+    n_tree_blocks, n_tree_columns : int
+        The blocks stored as a leaf table, and their columns: the first
+        ``n_tree_blocks`` blocks (all of them in the tree layout, none in the
+        general layout).
     block_is_diagonal : ndarray of bool, shape (n_blocks,)
         Whether no row has two nonzeros in the block (always, for a tree).
 
@@ -108,6 +126,15 @@ class BlockDesign:
     True
     >>> bool(np.allclose(design.matvec(a.coef), general.matvec(b.coef)))
     True
+
+    Dense extra columns (here one linear term, a block of one column) join
+    the tree blocks in the mixed layout, which keeps the leaf table:
+
+    >>> mixed = design.with_general_blocks(np.array([[0.5], [1.0], [1.5], [2.0]]), [0, 1])
+    >>> mixed
+    BlockDesign(mixed, n_samples=4, n_columns=6, n_blocks=3)
+    >>> mixed.n_tree_blocks, mixed.matvec(np.ones(6)).tolist()
+    (2, [2.0, 3.5, 2.5, 4.5])
 
     Overlapping rules in one block (a node and its child) make the block
     non-diagonal:
@@ -166,8 +193,10 @@ class BlockDesign:
         table = np.ascontiguousarray(table, dtype=np.int32)
 
         self = cls._new()
+        self.layout = "tree"
         self.is_tree = True
         self.n_samples, self.n_blocks = table.shape
+        self.n_tree_blocks, self.n_tree_columns = self.n_blocks, n_columns
         self.n_columns = n_columns
         self.block_ptr = block_ptr
         self.leaf_table = table
@@ -178,6 +207,7 @@ class BlockDesign:
         counts = np.bincount(flat, minlength=n_columns)
         self.col_ptr = np.zeros(n_columns + 1, dtype=np.intp)
         np.cumsum(counts, out=self.col_ptr[1:])
+        self.tree_nnz = int(self.col_ptr[-1])
         self.col_vals = None
         self.row_ptr = self.row_cols = self.row_vals = None
         self.block_is_diagonal = np.ones(self.n_blocks, dtype=bool)
@@ -214,9 +244,11 @@ class BlockDesign:
         csr.sort_indices()
 
         self = cls._new()
+        self.layout = "general"
         self.is_tree = False
         self.n_samples, self.n_columns = csc.shape
         self.n_blocks = block_ptr.shape[0] - 1
+        self.n_tree_blocks = self.n_tree_columns = self.tree_nnz = 0
         self.block_ptr = block_ptr
         self.col_ptr = csc.indptr.astype(np.intp)
         self.col_rows = csc.indices.astype(np.int32)
@@ -237,6 +269,92 @@ class BlockDesign:
         self.block_is_diagonal = diag
         return self
 
+    def with_general_blocks(self, M, block_ptr):
+        """This design followed by the columns of ``M`` as general blocks.
+
+        Tree blocks stay in the leaf table (the mixed layout; a general
+        design stays general): a dense column, such as a linear term, no
+        longer sends the whole design to the general layout.
+
+        Parameters
+        ----------
+        M : array-like or sparse matrix of shape (n_samples, n_extra)
+        block_ptr : array-like of int, shape (n_extra_blocks + 1,)
+            The extra columns' block boundaries (from 0).
+
+        Returns
+        -------
+        BlockDesign
+        """
+        extra = BlockDesign.from_matrix(M, block_ptr)
+        if extra.n_samples != self.n_samples:
+            raise ValueError(f"the extra columns have {extra.n_samples} rows, the design "
+                             f"{self.n_samples}")
+        if self.n_tree_blocks == 0:
+            ptr = np.r_[self.block_ptr, self.n_columns + extra.block_ptr[1:]]
+            return BlockDesign.from_matrix(sp.hstack([self.tocsc(), extra.tocsc()]), ptr)
+        tree = self._tree_part()
+        if self.n_tree_blocks < self.n_blocks:
+            ptr = self.block_ptr[self.n_tree_blocks:] - self.n_tree_columns
+            extra = BlockDesign.from_matrix(
+                sp.hstack([self._general_csc(), extra.tocsc()]),
+                np.r_[ptr, ptr[-1] + extra.block_ptr[1:]])
+        return BlockDesign._mixed(tree, extra)
+
+    @classmethod
+    def _mixed(cls, tree, general):
+        """The mixed layout: ``tree``'s blocks (a tree design), then
+        ``general``'s (a general design of the same rows)."""
+        R0 = tree.n_columns
+        self = cls._new()
+        self.layout = "mixed"
+        self.is_tree = False
+        self.n_samples = tree.n_samples
+        self.n_columns = R0 + general.n_columns
+        self.n_blocks = tree.n_blocks + general.n_blocks
+        self.block_ptr = np.ascontiguousarray(
+            np.r_[tree.block_ptr, R0 + general.block_ptr[1:]], dtype=np.intp)
+        self.n_tree_blocks, self.n_tree_columns = tree.n_blocks, R0
+        self.leaf_table = tree.leaf_table
+        self.leaf_values = tree.leaf_values
+        self.tree_nnz = tree.tree_nnz
+        self.col_ptr = np.ascontiguousarray(
+            np.r_[tree.col_ptr, tree.tree_nnz + general.col_ptr[1:]], dtype=np.intp)
+        self.col_rows = np.concatenate([tree.col_rows, general.col_rows])
+        self.col_vals = general.col_vals
+        self.row_ptr = general.row_ptr
+        self.row_cols = (general.row_cols + R0).astype(np.int32)
+        self.row_vals = general.row_vals
+        self.block_is_diagonal = np.r_[tree.block_is_diagonal, general.block_is_diagonal]
+        return self
+
+    def _tree_part(self):
+        """The tree blocks alone, as a tree design (no copy of the table)."""
+        if self.layout == "tree":
+            return self
+        tree = BlockDesign._new()
+        tree.layout, tree.is_tree = "tree", True
+        tree.n_samples, tree.n_blocks = self.n_samples, self.n_tree_blocks
+        tree.n_columns = tree.n_tree_columns = self.n_tree_columns
+        tree.n_tree_blocks = self.n_tree_blocks
+        tree.block_ptr = self.block_ptr[:self.n_tree_blocks + 1]
+        tree.leaf_table, tree.leaf_values = self.leaf_table, self.leaf_values
+        tree.col_ptr = self.col_ptr[:self.n_tree_columns + 1]
+        tree.col_rows = self.col_rows[:self.tree_nnz]
+        tree.tree_nnz = self.tree_nnz
+        tree.col_vals = tree.row_ptr = tree.row_cols = tree.row_vals = None
+        tree.block_is_diagonal = self.block_is_diagonal[:self.n_tree_blocks]
+        return tree
+
+    def _general_csc(self):
+        """The general blocks' columns as a ``csc_matrix`` (n_samples x
+        (n_columns - n_tree_columns))."""
+        R0, nnz0 = self.n_tree_columns, self.tree_nnz
+        ptr = self.col_ptr[R0:] - nnz0
+        vals = self.col_vals if self.col_vals is not None else np.zeros(0)
+        return sp.csc_matrix((vals, self.col_rows[nnz0:], ptr),
+                             shape=(self.n_samples, self.n_columns - R0))
+
     @classmethod
     def coerce(cls, design, block_ptr=None):
         """Return ``design`` as a BlockDesign (a matrix needs ``block_ptr``)."""
@@ -255,23 +373,32 @@ class BlockDesign:
         cols = np.concatenate([np.arange(self.block_ptr[t], self.block_ptr[t + 1])
                                for t in blocks])
         sub_ptr = np.r_[0, np.cumsum(sizes)]
-        if self.is_tree:
-            remap = np.full(self.n_columns, -1, dtype=np.int32)
-            remap[cols] = np.arange(cols.size, dtype=np.int32)
-            sub = BlockDesign.from_leaf_table(
-                remap[self.leaf_table[:, blocks]], self.leaf_values[cols], sub_ptr)
-        else:
-            sub = BlockDesign.from_matrix(self.tocsc()[:, cols], sub_ptr)
+        tree_blocks = blocks[blocks < self.n_tree_blocks]
+        n0 = tree_blocks.size
+        if n0 == 0:
+            return BlockDesign.from_matrix(self.tocsc()[:, cols], sub_ptr), cols
+        tree_cols = cols[:sub_ptr[n0]]
+        remap = np.full(self.n_tree_columns, -1, dtype=np.int32)
+        remap[tree_cols] = np.arange(tree_cols.size, dtype=np.int32)
+        sub = BlockDesign.from_leaf_table(
+            remap[self.leaf_table[:, tree_blocks]], self.leaf_values[tree_cols],
+            sub_ptr[:n0 + 1])
+        if n0 < blocks.size:
+            general = self._general_csc()[:, cols[sub_ptr[n0]:] - self.n_tree_columns]
+            sub = sub.with_general_blocks(general, sub_ptr[n0:] - sub_ptr[n0])
         return sub, cols
 
     # -- linear algebra (vectorised NumPy; the solver has its own loops) --
 
     def tocsc(self):
         """The design as a ``scipy.sparse.csc_matrix``."""
-        if self.is_tree:
-            data = self.leaf_values[np.repeat(np.arange(self.n_columns), np.diff(self.col_ptr))]
-        else:
+        if self.layout == "general":
             data = self.col_vals
+        else:
+            R0 = self.n_tree_columns
+            data = np.repeat(self.leaf_values, np.diff(self.col_ptr[:R0 + 1]))
+            if self.layout == "mixed":
+                data = np.concatenate([data, self.col_vals])
         return sp.csc_matrix(
             (data, self.col_rows, self.col_ptr), shape=(self.n_samples, self.n_columns)
         )
@@ -281,10 +408,19 @@ class BlockDesign:
         w = np.asarray(w, dtype=np.float64)
         if self.is_tree:
             return (self.leaf_values * w)[self.leaf_table].sum(axis=1)
-        return self.tocsc() @ w
+        if self.layout == "general":
+            return self.tocsc() @ w
+        R0 = self.n_tree_columns
+        return ((self.leaf_values * w[:R0])[self.leaf_table].sum(axis=1)
+                + self._general_csc() @ w[R0:])
 
     def column_stats(self, sample_weight):
         """Weighted column sums ``M^T s`` and curvatures ``(M * M)^T s``."""
+        if self.layout == "mixed":
+            sums, curv = self._tree_part().column_stats(sample_weight)
+            csc = self._general_csc()
+            return (np.r_[sums, csc.T @ sample_weight],
+                    np.r_[curv, csc.multiply(csc).T @ sample_weight])
         if self.is_tree:
             # one value per column: both are that value (squared) times the
             # column's weight, the sum of its rows' weights
@@ -332,9 +468,8 @@ class BlockDesign:
         return out
 
     def __repr__(self):
-        layout = "tree" if self.is_tree else "general"
         return (
-            f"BlockDesign({layout}, n_samples={self.n_samples}, "
+            f"BlockDesign({self.layout}, n_samples={self.n_samples}, "
             f"n_columns={self.n_columns}, n_blocks={self.n_blocks})"
         )
 

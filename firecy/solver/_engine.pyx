@@ -29,9 +29,9 @@ intercept step that no longer lower F, with every block score and the
 intercept's gradient below the tolerance: the direction vector can vanish at
 non-stationary points of non-separable penalties (fusion), a sweep cannot.
 
-The design's layout (tree: leaf table; general: CSC + CSR) is resolved once
-per column (a Column view) or once per call of a row kernel, never inside a
-hot loop.
+The design's layout (tree: leaf table; general: CSC + CSR; mixed: tree
+blocks in a leaf table, then general blocks) is resolved once per column (a
+Column view) or once per call of a row kernel, never inside a hot loop.
 """
 from libc.math cimport fabs, fmax, isfinite, INFINITY
 
@@ -99,14 +99,18 @@ cdef class GreedyBlockCD:
     """
     # design: raw pointers into the arrays the memoryviews keep alive
     cdef Py_ssize_t n, R, T, max_block
+    # the tree part: the first T_tree blocks (columns 0 .. R_tree - 1, the
+    # first tree_nnz entries of the column lists) are in the leaf table; the
+    # rest (the general part) in CSC + CSR
+    cdef Py_ssize_t R_tree, T_tree, tree_nnz
     cdef bint is_tree
     cdef readonly object design
     cdef const Py_ssize_t[::1] block_ptr, col_ptr, row_ptr
     cdef const int[::1] col_rows, row_cols
     cdef const double[::1] col_vals, leaf_values, row_vals
     cdef const int[:, ::1] leaf_table
-    cdef const double* col_vals_p          # NULL for the tree layout
-    cdef const double* leaf_values_p       # NULL for the general layout
+    cdef const double* col_vals_p          # the general part's values (NULL if none)
+    cdef const double* leaf_values_p       # the tree part's values (NULL if none)
     # problem
     cdef Datafit datafit
     cdef DatafitState st
@@ -187,18 +191,21 @@ cdef class GreedyBlockCD:
         self.max_block = int(np.diff(design.block_ptr).max())
         self.col_ptr = design.col_ptr
         self.col_rows = design.col_rows
-        if self.is_tree:
+        self.T_tree = design.n_tree_blocks
+        self.R_tree = design.n_tree_columns
+        self.tree_nnz = design.tree_nnz
+        self.leaf_values_p = NULL
+        self.col_vals_p = NULL
+        if self.T_tree:
             self.leaf_values = design.leaf_values
             self.leaf_table = design.leaf_table
             self.leaf_values_p = &self.leaf_values[0]
-            self.col_vals_p = NULL
-        else:
+        if not self.is_tree:
             self.col_vals = design.col_vals
             self.row_ptr = design.row_ptr
             self.row_cols = design.row_cols
             self.row_vals = design.row_vals
             self.col_vals_p = &self.col_vals[0] if self.col_vals.shape[0] else NULL
-            self.leaf_values_p = NULL
         self.datafit = datafit
         self.y = y
         self.s = sample_weight
@@ -359,12 +366,12 @@ cdef class GreedyBlockCD:
         cdef Py_ssize_t p0 = self.col_ptr[j]
         col.rows = &self.col_rows[0] + p0
         col.n_rows = self.col_ptr[j + 1] - p0
-        if self.col_vals_p != NULL:
-            col.values = self.col_vals_p + p0
-            col.value = 0.0
-        else:
+        if j < self.R_tree:
             col.values = NULL
             col.value = self.leaf_values_p[j]
+        else:
+            col.values = self.col_vals_p + (p0 - self.tree_nnz)
+            col.value = 0.0
 
     cdef void linear_predictor(self) noexcept nogil:
         """lin = M w."""
@@ -410,12 +417,23 @@ cdef class GreedyBlockCD:
                     self.touched[self.n_touched] = <int> i
                     self.n_touched += 1
 
+    cdef inline void tree_row_gradient(self, Py_ssize_t i, double dz) noexcept nogil:
+        """gt += M[i, :] * dz over the tree blocks: one leaf per tree."""
+        cdef Py_ssize_t t, k
+        for t in range(self.T_tree):
+            k = self.leaf_table[i, t]
+            self.gt[k] += self.leaf_values_p[k] * dz
+
     cdef int flush_rows(self) except -1 nogil:
         """Apply dr to the datafit's state on the touched rows and correct the
-        full gradient gt by the changes it reports (row kernel per layout)."""
-        cdef Py_ssize_t q, i, t, p, k
+        full gradient gt by the changes it reports (row kernel per layout,
+        resolved once per call: a row's leaves in the tree blocks, through
+        the table, then its entries in the general blocks, through the CSR
+        copy)."""
+        cdef Py_ssize_t q, i, p
         cdef double dz
         cdef Py_ssize_t n_shifted, g, r
+        cdef bint tree_part = self.T_tree > 0
         if self.row_group > 1:
             # widen to whole groups (the new rows shift by 0, but their
             # derivatives change with their group's)
@@ -431,24 +449,26 @@ cdef class GreedyBlockCD:
             self.synced = False
             self.datafit.shift_rows(&self.st, &self.touched[0], &self.dr[0], self.n_touched)
         if self.is_tree:
+            # the tree layout's own loop (the common case, kept unswitched)
             for q in range(self.n_touched):
                 i = self.touched[q]
                 dz = self.dr[i]
                 self.dr[i] = 0.0
                 self.touched_mark[i] = 0
                 if dz != 0.0:
-                    for t in range(self.T):
-                        k = self.leaf_table[i, t]
-                        self.gt[k] += self.leaf_values_p[k] * dz
-        else:
-            for q in range(self.n_touched):
-                i = self.touched[q]
-                dz = self.dr[i]
-                self.dr[i] = 0.0
-                self.touched_mark[i] = 0
-                if dz != 0.0:
-                    for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
-                        self.gt[self.row_cols[p]] += self.row_vals[p] * dz
+                    self.tree_row_gradient(i, dz)
+            self.n_touched = 0
+            return 0
+        for q in range(self.n_touched):
+            i = self.touched[q]
+            dz = self.dr[i]
+            self.dr[i] = 0.0
+            self.touched_mark[i] = 0
+            if dz != 0.0:
+                if tree_part:
+                    self.tree_row_gradient(i, dz)
+                for p in range(self.row_ptr[i], self.row_ptr[i + 1]):
+                    self.gt[self.row_cols[p]] += self.row_vals[p] * dz
         self.n_touched = 0
         return 0
 

@@ -58,10 +58,12 @@ _NEWTON_SWITCH = 1e-4
 
 def _curvature_free(penalty):
     """Whether the penalty's value ignores the coordinate curvature."""
-    from firecy.penalties import GroupL0, L1, L1Fusion
+    from firecy.penalties import BlockwisePenalty, GroupL0, L1, L1Fusion
 
     if isinstance(penalty, GroupL0):
         return _curvature_free(penalty.inner)
+    if isinstance(penalty, BlockwisePenalty):
+        return _curvature_free(penalty.rules) and _curvature_free(penalty.linear)
     return isinstance(penalty, (L1, L1Fusion))
 
 
@@ -70,9 +72,9 @@ def _scaled_design(design, k):
     import copy
 
     out = copy.copy(design)
-    if design.is_tree:
+    if design.n_tree_blocks:
         out.leaf_values = design.leaf_values * k
-    else:
+    if not design.is_tree:   # the general part (general and mixed layouts)
         out.col_vals = design.col_vals * k
         out.row_vals = design.row_vals * k
     return out
@@ -148,8 +150,11 @@ class IRLSProblem:
     def kkt_residual(self, penalty, coef, grad_cols):
         """The largest distance of ``-grad_j`` to the penalty's subdifferential
         interval (0 at a stationary point of L1, MCP and fusion)."""
-        if penalty.is_separable:
+        from firecy.penalties import BlockwisePenalty
+
+        if penalty.is_separable and not isinstance(penalty, BlockwisePenalty):
             # block boundaries do not matter: one call for every column
+            # (they do for a penalty that dispatches on the block)
             d = penalty.direction_of(coef, grad_cols, **self.all_columns)
             return float(np.max(d)) if d.size else 0.0
         from firecy.penalties import FusedPenalty
@@ -304,9 +309,19 @@ def irls_solve(problem, penalty, *, coef_init=None, intercept_init=None, tol=1e-
 def _rho_floor(penalty):
     """The smallest reference-curvature multiplier: the engine's MCP
     concavity ``gamma * rho`` must stay above 1."""
-    target = penalty.inner if hasattr(penalty, "inner") else penalty
-    gamma = getattr(target, "gamma", 0.0)
+    gammas = [getattr(t, "gamma", 0.0) for t in _concavity_holders(penalty)]
+    gamma = min([g for g in gammas if g > 0.0], default=0.0)
     return 1.0 if gamma <= 1.0 else max(1.05 / gamma, 0.25)
+
+
+def _concavity_holders(penalty):
+    """The penalty objects whose ``gamma`` is an MCP concavity: the penalty,
+    GroupL0's inner one, and both parts of a BlockwisePenalty."""
+    if hasattr(penalty, "inner"):
+        return _concavity_holders(penalty.inner)
+    if hasattr(penalty, "rules") and hasattr(penalty, "linear"):
+        return _concavity_holders(penalty.rules) + _concavity_holders(penalty.linear)
+    return [penalty]
 
 
 def _next_rho(problem, f_old, g, deta, f_new, rho, accepted, penalty):
@@ -335,9 +350,9 @@ def _with_gamma(penalty, factor):
     if factor == 1.0:
         return penalty
     pen = copy.deepcopy(penalty)
-    target = pen.inner if hasattr(pen, "inner") else pen
-    if getattr(target, "gamma", 0.0) > 0.0:
-        target.gamma = target.gamma * factor
+    for target in _concavity_holders(pen):
+        if getattr(target, "gamma", 0.0) > 0.0:
+            target.gamma = target.gamma * factor
     return pen
 
 

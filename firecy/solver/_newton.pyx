@@ -179,8 +179,19 @@ class _Columns:
         offsets = np.repeat(starts - self.indptr[:-1], counts)
         entry = offsets + np.arange(self.indptr[-1])
         self.indices = design.col_rows[entry]
-        self.data = (np.repeat(design.leaf_values[support], counts) if design.is_tree
-                     else design.col_vals[entry])
+        if design.is_tree:
+            self.data = np.repeat(design.leaf_values[support], counts)
+        elif design.n_tree_columns == 0:
+            self.data = design.col_vals[entry]
+        else:
+            # mixed: a tree column's entries repeat its value, a general
+            # column's are read past the tree part's entries
+            in_tree = np.repeat(support < design.n_tree_columns, counts)
+            self.data = np.empty(entry.size)
+            self.data[in_tree] = np.repeat(
+                design.leaf_values[support[support < design.n_tree_columns]],
+                counts[support < design.n_tree_columns])
+            self.data[~in_tree] = design.col_vals[entry[~in_tree] - design.tree_nnz]
         self.shape = (design.n_samples, support.size)
         # each entry's column, for the column sums below
         self.col = np.repeat(np.arange(support.size), counts)
@@ -316,9 +327,12 @@ def group_hessian(design, Py_ssize_t[::1] column_group, Py_ssize_t n_groups,
     grouped columns it touches (sum_i k_i^2 work, k_i of them in row i)."""
     cdef Py_ssize_t n = design.n_samples, T = design.n_blocks, R = design.n_columns
     cdef Py_ssize_t i, t, p, a, k, cnt
+    # the tree blocks' leaves (the first T0 blocks), then the general part's
+    # entries (mixed: both)
     cdef bint is_tree = design.is_tree
-    cdef const int[:, ::1] table = design.leaf_table if is_tree else None
-    cdef const double[::1] leaf_values = design.leaf_values if is_tree else None
+    cdef Py_ssize_t T0 = design.n_tree_blocks
+    cdef const int[:, ::1] table = design.leaf_table if T0 else None
+    cdef const double[::1] leaf_values = design.leaf_values if T0 else None
     cdef const Py_ssize_t[::1] row_ptr = None if is_tree else design.row_ptr
     cdef const int[::1] row_cols = None if is_tree else design.row_cols
     cdef const double[::1] row_vals = None if is_tree else design.row_vals
@@ -333,14 +347,13 @@ def group_hessian(design, Py_ssize_t[::1] column_group, Py_ssize_t n_groups,
             if wi == 0.0:
                 continue
             cnt = 0
-            if is_tree:
-                for t in range(T):
-                    k = table[i, t]
-                    if column_group[k] >= 0:
-                        idx[cnt] = column_group[k]
-                        val[cnt] = leaf_values[k]
-                        cnt += 1
-            else:
+            for t in range(T0):
+                k = table[i, t]
+                if column_group[k] >= 0:
+                    idx[cnt] = column_group[k]
+                    val[cnt] = leaf_values[k]
+                    cnt += 1
+            if not is_tree:
                 for p in range(row_ptr[i], row_ptr[i + 1]):
                     k = row_cols[p]
                     if column_group[k] >= 0:

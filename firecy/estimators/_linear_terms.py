@@ -1,0 +1,161 @@
+"""Linear terms beside the rules (``linear_terms=True``): which features are
+offered, how each is clipped, centred and scaled, and the design columns
+and penalty they bring (``docs/linear_terms.rst``).
+
+Every numeric feature ``x`` of positive variation becomes the term
+``clip(x, q_lo, q_hi)`` (the training quantiles :data:`QUANTILES`, sample
+weights counted), centred at its training mean (a missing value takes the
+mean, so it adds 0), in a design column scaled so that its standard
+deviation is :data:`SCALE` times that of a typical rule column (the root
+mean square over the rules of ``|v_j| sqrt(p_j (1 - p_j))``, ``v_j`` the
+rule's value, ``p_j`` its training support): RuleFit's ``0.4 / sd`` for indicator rules
+of support 0.2 is ``SCALE = 1``.  Each term is a block of one column per
+output, after the rule blocks, under the rules' sparsity penalty (L1; MCP
+with the rules' ``gamma``) through :class:`~firecy.penalties.BlockwisePenalty`.
+"""
+import numpy as np
+
+from firecy.rules._inputs import column_support
+from firecy.rules._linear import LinearTerms, numeric_columns
+
+__all__ = ["QUANTILES", "SCALE", "offer_linear_terms", "linear_design", "with_linear_penalty",
+           "split_coef"]
+
+#: The clip bounds' training quantiles (R ``pre``'s ``winsfrac = 0.025``).
+QUANTILES = (0.025, 0.975)
+#: A term's design column has SCALE times the standard deviation of a
+#: typical rule column (benchmarks/linear_terms/RESULTS.md measures it).
+SCALE = 2.5
+#: The terms' penalty: "same" (MCP with the rules' gamma under MCP, else L1)
+#: or "l1" (always L1); benchmarks/linear_terms/RESULTS.md measures both.
+LINEAR_PENALTY = "same"
+
+
+def _weighted_quantiles(x, w, qs):
+    """The inverted-CDF quantiles of ``x`` under weights ``w`` (an integer
+    weight is a repetition of the row)."""
+    order = np.argsort(x, kind="stable")
+    cum = np.cumsum(w[order])
+    total = cum[-1]
+    return [float(x[order][min(np.searchsorted(cum, q * total, side="left"), x.size - 1)])
+            for q in qs]
+
+
+def _offered_features(data, n_features):
+    """Indices of the numeric features (a native DataFrame's category columns
+    are not linear terms)."""
+    X = data.X
+    if not data.native_categorical:
+        return list(range(n_features))
+    return [f for f in range(n_features)
+            if str(getattr(X.dtypes.iloc[f], "name", "")) != "category"]
+
+
+#: How a typical rule column's spread is taken: "median" or "rms" of the
+#: rules' ``|v_j| sqrt(p_j (1 - p_j))`` (benchmarks/linear_terms/RESULTS.md).
+TYPICAL = "rms"
+
+
+def _typical_rule_sd(leaf_table, leaf_values, sample_weight):
+    """The typical spread of a rule column: over the rule columns of
+    training support in (0, 1), the root mean square (:data:`TYPICAL`) of
+    ``|v_j| sqrt(p_j (1 - p_j))``."""
+    p = column_support(leaf_table, len(leaf_values), sample_weight)
+    inside = (p > 0) & (p < 1)
+    if not np.any(inside):
+        return 0.4
+    sd = np.abs(leaf_values[inside]) * np.sqrt(p[inside] * (1 - p[inside]))
+    if TYPICAL == "median":
+        return float(np.median(sd))
+    return float(np.sqrt(np.mean(sd ** 2)))
+
+
+def offer_linear_terms(data, names, leaf_table, leaf_values):
+    """The :class:`~firecy.rules._linear.LinearTerms` of a fit.
+
+    Parameters
+    ----------
+    data : FitData
+    names : list of str
+        The features' names (for ``not_offered`` and the texts).
+    leaf_table, leaf_values
+        The rules on the training rows, in the fit's original units (the
+        scale is set against them).
+    """
+    n_features = int(data.X.shape[1])
+    features = _offered_features(data, n_features)
+    x = numeric_columns(data.X, features)
+    if np.isinf(x).any():
+        bad = [names[features[q]] for q in np.flatnonzero(np.isinf(x).any(axis=0))]
+        raise ValueError(f"Input X contains infinity (feature(s) {', '.join(map(repr, bad))}): "
+                         "a linear term needs finite values or NaN for missing ones")
+    w = np.asarray(data.sample_weight, dtype=np.float64)
+    rows = w > 0
+    x, w = x[rows], w[rows]
+    kept, lower, upper, center, sd, dropped = [], [], [], [], [], []
+    for q, f in enumerate(features):
+        col = x[:, q]
+        present = ~np.isnan(col)
+        if not present.any():
+            dropped.append((names[f], "all missing"))
+            continue
+        xs, ws = col[present], w[present]
+        lo, hi = _weighted_quantiles(xs, ws, QUANTILES)
+        if not hi > lo:
+            # the quantiles coincide (a rare second value): the whole range
+            lo, hi = float(xs.min()), float(xs.max())
+        if not hi > lo:
+            dropped.append((names[f], "constant"))
+            continue
+        value = np.clip(xs, lo, hi)
+        mean = float(np.average(value, weights=ws))
+        # the design column's spread: a missing value sits at the mean
+        var = float(np.sum(ws * (value - mean) ** 2) / np.sum(w))
+        if not var > 0:
+            dropped.append((names[f], "constant"))
+            continue
+        kept.append(f)
+        lower.append(lo)
+        upper.append(hi)
+        center.append(mean)
+        sd.append(np.sqrt(var))
+    if not kept:
+        return LinearTerms.empty(dropped)
+    sd = np.asarray(sd)
+    typical = _typical_rule_sd(leaf_table, np.asarray(leaf_values, dtype=np.float64),
+                               data.sample_weight)
+    return LinearTerms(features=np.asarray(kept, dtype=np.int64), names=[names[f] for f in kept],
+                       lower=np.asarray(lower), upper=np.asarray(upper),
+                       center=np.asarray(center), scale=SCALE * typical / sd, sd=sd,
+                       not_offered=dropped)
+
+
+def linear_design(terms, X, n_outputs, kv=0):
+    """The terms' design columns on ``X`` in solver units (divided by
+    ``2**kv``, the leaf values' power-of-two scale), one per (term, output)
+    in that order, and each column's output."""
+    cols = np.ldexp(terms.design(X), -kv)
+    K = int(n_outputs)
+    return np.repeat(cols, K, axis=1), np.tile(np.arange(K), len(terms))
+
+
+def with_linear_penalty(pen, params, n_rule_blocks):
+    """``pen`` on the rule blocks and the linear terms' penalty on the others:
+    MCP with the rules' ``gamma`` under the built-in MCP, else L1."""
+    from firecy.penalties import MCP, L1, BlockwisePenalty
+
+    gamma = params.get("gamma")
+    if gamma is not None and LINEAR_PENALTY not in ("same", "l1"):
+        gamma = float(LINEAR_PENALTY)      # a benchmark's own concavity
+    use_mcp = gamma is not None and LINEAR_PENALTY != "l1"
+    linear = MCP(1.0, gamma) if use_mcp else L1(1.0)
+    return BlockwisePenalty(pen, linear, n_rule_blocks)
+
+
+def split_coef(coef, n_rules, terms, n_outputs):
+    """A path point's full weights as (rule weights, slopes): the slopes per
+    unit of ``x`` of shape (n_terms,) for one output, (n_outputs, n_terms)
+    for several."""
+    coef = np.asarray(coef, dtype=np.float64)
+    lin = coef[n_rules:].reshape(len(terms), int(n_outputs)) * terms.scale[:, None]
+    return coef[:n_rules], (lin[:, 0] if n_outputs == 1 else lin.T.copy())
