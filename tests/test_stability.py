@@ -82,7 +82,7 @@ def test_stable_with_missing_values(diabetes):
     X = X.copy()
     rng = np.random.default_rng(0)
     X[rng.random(X.shape) < 0.15] = np.nan
-    fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    fire = FIRERegressor(stable=True, max_rules=6, linear_terms=False, **FAST).fit(X, y)
     assert fire.n_rules_ > 0
     ens = fire.ensemble_
     names = [f"x{i}" for i in range(X.shape[1])]
@@ -147,7 +147,7 @@ def test_stable_classifier_and_bad_values():
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
-    clf = FIREClassifier(stable=True, max_rules=5, **FAST).fit(X, y)
+    clf = FIREClassifier(stable=True, max_rules=5, linear_terms=False, **FAST).fit(X, y)
     assert 0 < clf.n_rules_ <= 5 and "stability" in clf.rules_.columns
     with pytest.raises(TypeError, match="stable must be True or False"):
         FIRERegressor(stable="yes").fit(X, y)
@@ -161,9 +161,24 @@ def test_cli_stable_writes_each_rules_stability(tmp_path):
     path = tmp_path / "d.csv"
     X.assign(target=y).to_csv(path, index=False)
     out = tmp_path / "rules.json"
-    assert main(["extract", str(path), "--target", "target", "--stable", "--max-rules", "5",
+    assert main(["extract", str(path), "--target", "target", "--stable", "--no-linear-terms",
+                 "--max-rules", "5",
                  "--n-lambdas", "10", "--cv", "3", "--output", str(out), "--n-jobs", "1",
                  "--no-progress"]) == 0
     doc = json.loads(out.read_text())
     assert doc["rules"] and all(0 < r["stability"] <= 1 for r in doc["rules"])
     assert pd is not None
+
+
+def test_stable_with_linear_terms_sums_and_keeps_them_apart(diabetes):
+    # the linear terms follow the pool's columns: the fitted weights, the
+    # explanation and the prediction agree, and the path's stability counts rules
+    X, y = diabetes
+    fire = FIRERegressor(stable=True, max_rules=8, **FAST).fit(X, y)
+    assert fire.n_terms_ > fire.n_rules_ >= 0 and np.count_nonzero(fire.linear_coef_) > 0
+    table = fire.explain(X[:25])
+    np.testing.assert_allclose(table.groupby("row")["contribution"].sum().to_numpy(),
+                               fire.predict(X[:25]), rtol=1e-10)
+    rules_only = FIRERegressor(stable=True, max_rules=8, linear_terms=False, **FAST).fit(X, y)
+    assert rules_only.n_terms_ == rules_only.n_rules_ > 0
+    assert np.all(np.isfinite(fire.path_.stability) <= 1)

@@ -144,8 +144,7 @@ def fit_rule_model(est, data, task, progress=None):
     rescale = task.loss == "squared" and isinstance(est.penalty, str) \
         and est.penalty.lower() in BUILTIN_PENALTIES
     fit = design(rules, data, task, model, rescale)
-    # a stable fit selects among its pool's rules only (docs/stability.rst)
-    if getattr(est, "linear_terms", False) and not getattr(est, "stable", False):
+    if getattr(est, "linear_terms", False):
         add_linear_terms(fit, rules, data)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
@@ -154,7 +153,7 @@ def fit_rule_model(est, data, task, progress=None):
         # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
         from firecy.estimators._stable import stable_pool
 
-        pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight)
+        pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra)
     paths, best = select(est, grid, rules, fit, data, task, progress,
                          source=None if pool is None else pool[0])
     if pool is not None:
@@ -278,16 +277,8 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
                                    sample_weight=sw)
     if est.one_se and splits is not None and len(splits) < 2:
         raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
-    scaled_grid = fit.scale.scale_grid(grid)
-    fitter = task.fitter(rules.ensemble)
-    if fit.extra is not None:
-        # the linear terms' blocks: their own penalty (after the group-L0
-        # price is scaled), and each block's output for a multi-output fitter
-        scaled_grid = [(params, with_linear_penalty(pen, params, fit.n_rule_blocks))
-                       for params, pen in scaled_grid]
-        extend = getattr(fitter, "with_extra_blocks", None)
-        if extend is not None:
-            fitter = extend(fit.extra_class)
+    scaled_grid, fitter = _with_linear_terms(fit.scale.scale_grid(grid),
+                                             task.fitter(rules.ensemble), fit, source)
     paths, best = select_on_paths(
         scaled_grid,
         source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),
@@ -312,9 +303,11 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     n_cols = len(fit.leaf_values)
     coef = path.coefs[k_best]
     if pool is not None:
+        # the pool's columns back in the ensemble's, the linear terms after them
         columns, frequency = pool
-        coef = np.zeros(n_cols)
-        coef[columns] = path.coefs[k_best]
+        coef = np.zeros(n_cols + len(path.coefs[k_best]) - len(columns))
+        coef[columns] = path.coefs[k_best][:len(columns)]
+        coef[n_cols:] = path.coefs[k_best][len(columns):]
         est.stable_columns_ = columns
         est._rule_stability = np.full(n_cols, np.nan)
         est._rule_stability[columns] = frequency
@@ -350,6 +343,20 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     warn_small_rules(rules.cut, est.coef_)
 
 
+def _with_linear_terms(scaled_grid, fitter, fit, source=None):
+    """The grid's penalties and the fitter for a design whose linear terms
+    follow the rule blocks (the ensemble's, or ``source``'s: a stable pool's
+    columns): the terms' own penalty (after the group-L0 price is scaled),
+    and each block's output for a multi-output fitter."""
+    if fit.extra is None:
+        return scaled_grid, fitter
+    n_rule_blocks = fit.n_rule_blocks if source is None else source.n_rule_columns
+    scaled_grid = [(params, with_linear_penalty(pen, params, n_rule_blocks))
+                   for params, pen in scaled_grid]
+    extend = getattr(fitter, "with_extra_blocks", None)
+    return scaled_grid, (fitter if extend is None else extend(fit.extra_class))
+
+
 def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best):
     """A stable fit's ``path_.stability``: along the selected grid point's path
     (in the data's units), the agreement of fits on random halves (``_stable``)."""
@@ -358,7 +365,8 @@ def _record_path_stability(est, grid, fit, data, task, rules, source, paths, bes
     g, _ = best
     path = paths[g]
     lams = np.unique(path.lambdas)[::-1]
-    penalty = fit.scale.scale_grid([grid[g]])[0][1]
+    [(_, penalty)], fitter = _with_linear_terms(fit.scale.scale_grid([grid[g]]),
+                                                task.fitter(rules.ensemble), fit, source)
     values = path_stability(est, source, penalty, lams / fit.scale.lam_factor, fit.target,
-                            data.sample_weight, task.fitter(rules.ensemble))
+                            data.sample_weight, fitter)
     path.stability = values[np.searchsorted(-lams, -np.asarray(path.lambdas))]

@@ -187,8 +187,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule's frequency over the trees) and ``path_.stability`` the
         agreement of the rule sets of 20 fits on random halves of the rows
         at each point of the path, beside its validation error. About the
-        CPU of a default fit. Rules only: ``linear_terms`` is not
-        read (SIRUS's pool holds rules).
+        CPU of a default fit. The linear terms (``linear_terms``) are
+        offered beside the pool as in a default fit; with
+        ``linear_terms=False`` the result is a rule set only.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3

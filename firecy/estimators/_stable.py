@@ -46,29 +46,40 @@ N_SUBSAMPLES = 20
 
 
 class PoolDesign:
-    """The pool's columns (one block each) for any subset of the training rows:
-    the ``FitDesign`` of a stable fit (see ``_fit_design``)."""
+    """The pool's columns (one block each), then any linear terms' (``extra``,
+    one block each), for any subset of the training rows: the ``FitDesign``
+    of a stable fit (see ``_fit_design``)."""
 
-    def __init__(self, matrix):
+    def __init__(self, matrix, extra=None):
         self.matrix = sp.csr_matrix(matrix)
+        self.extra = None if extra is None or extra.shape[1] == 0 else extra
 
     @property
     def n_samples(self):
         return self.matrix.shape[0]
 
     @property
-    def n_columns(self):
+    def n_rule_columns(self):
         return self.matrix.shape[1]
 
+    @property
+    def n_columns(self):
+        return self.n_rule_columns + (0 if self.extra is None else self.extra.shape[1])
+
     def rows(self, rows):
-        return PoolDesign(self.matrix[rows])
+        return PoolDesign(self.matrix[rows], None if self.extra is None else self.extra[rows])
 
     def block_design(self):
-        return BlockDesign.from_matrix(self.matrix.tocsc(), np.arange(self.n_columns + 1))
+        design = BlockDesign.from_matrix(self.matrix.tocsc(),
+                                         np.arange(self.n_rule_columns + 1))
+        if self.extra is None:
+            return design
+        return design.with_general_blocks(self.extra, np.arange(self.extra.shape[1] + 1))
 
 
-def stable_pool(est, rules, leaf_values, sample_weight):
-    """The pool: the most frequent distinct rules of the fit's ensemble.
+def stable_pool(est, rules, leaf_values, sample_weight, extra=None):
+    """The pool: the most frequent distinct rules of the fit's ensemble (and
+    ``extra``, the linear terms' columns, after them).
 
     Returns
     -------
@@ -115,16 +126,18 @@ def stable_pool(est, rules, leaf_values, sample_weight):
     cols = np.asarray(cols, dtype=np.intp)
     matrix = (np.column_stack(masks) * np.asarray(leaf_values)[cols] if len(cols)
               else np.zeros((table.shape[0], 0)))
-    return PoolDesign(matrix), cols, np.asarray(freq)
+    return PoolDesign(matrix, extra), cols, np.asarray(freq)
 
 
 def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_intercept, tol,
                     max_iter):
-    """The kept pool columns at each lambda of the path on ``rows``."""
+    """The kept pool rules (not the linear terms) at each lambda of the path on
+    ``rows``."""
     path = fitter.path(source.rows(rows).block_design(), target[rows], penalty,
                        sample_weight=sw[rows], lambdas=lambdas, fit_intercept=fit_intercept,
                        tol=tol, max_iter=max_iter)
-    return [frozenset(np.flatnonzero(c).tolist()) for c in np.asarray(path.coefs)]
+    n = source.n_rule_columns
+    return [frozenset(np.flatnonzero(c[:n]).tolist()) for c in np.asarray(path.coefs)]
 
 
 def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter):
