@@ -59,8 +59,10 @@ lgbm.fit(X_train, y_train)
 # ``show_missing=True`` prints the missing-value suffix of every condition
 # (the default prints them only for the features with missing values in
 # the ``X`` given; with a categorical column firecy cannot tell which those
-# are, and prints them all).
-fire = FIRERegressor(lgbm, gamma=1.1, fusion=0.5, max_rules=12, random_state=0)
+# are, and prints them all). Rules only (``linear_terms=False``): below, every
+# kept term is read back from its printed text as a rule.
+fire = FIRERegressor(lgbm, gamma=1.1, fusion=0.5, max_rules=12, linear_terms=False,
+                     random_state=0)
 fire.fit(X_train, y_train)
 print(rules_report(fire, X=X_train, show_missing=True))
 

@@ -59,8 +59,11 @@ xgb.fit(X_train, y_train)
 # same tree. On a boosted model each rule's design column is its 0/1
 # indicator (``rule_values="auto"``), so a weight is what the rule adds to
 # the price: a booster's later trees hold ever smaller values, which would
-# otherwise price their rules out.
-fire = FIRERegressor(xgb, gamma=1.1, fusion=0.5, max_rules=10, random_state=0)
+# otherwise price their rules out. Rules only (``linear_terms=False``, the
+# default offers linear terms too): below, every kept term is read back from
+# its printed text as a rule.
+fire = FIRERegressor(xgb, gamma=1.1, fusion=0.5, max_rules=10, linear_terms=False,
+                     random_state=0)
 fire.fit(X_train, y_train)
 print(rules_report(fire, X=X_train))
 
