@@ -116,8 +116,9 @@ def describe_selection(est):
     # the candidates only: inserted points inside a run of one rule count
     # are not among them (firecy.solver._refine.candidate_points)
     n_inserted = int(np.sum(path.inserted & path.eligible))
+    unit = "terms (rules and linear terms)" if getattr(est, "linear_terms_", None) else "rules"
     text = (f"chosen by {how} among {int(np.sum(path.eligible))} path points with at most "
-            f"{est.max_rules} rules")
+            f"{est.max_rules} {unit}")
     if n_inserted:
         text += f" ({n_inserted} of them inserted where the number of rules jumped)"
     if est.one_se:

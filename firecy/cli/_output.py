@@ -66,7 +66,8 @@ def summary_text(res, budget):
     has_test = res["X_te"] is not None
     classification = res.get("classification", False)
     columns = GLM_COLUMNS.get(res.get("task"))
-    head = f"{'model':<36} {'rules':>6} {'antecedents':>11}"
+    # a FIRE row counts its linear terms with its rules: the budget is of terms
+    head = f"{'model':<36} {'terms':>6} {'antecedents':>11}"
     if has_test and columns:
         head += "".join(" " + format(label, fmt.rstrip("gf").rsplit(".", 1)[0])
                         for _, label, fmt in columns)
@@ -85,7 +86,7 @@ def summary_text(res, budget):
         elif has_test:
             line += f" {r['test_mse']:>10.4g} {r['test_r2']:>8.3f}"
         lines.append(line)
-    lines.append(f"(rule budget: at most {budget} rules; test rows: "
+    lines.append(f"(budget: at most {budget} terms, each a rule or a linear term; test rows: "
                  f"{0 if not has_test else len(res['y_te'])})")
     return "\n".join(lines)
 
