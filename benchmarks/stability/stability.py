@@ -79,6 +79,12 @@ ABLATIONS = {
                                 {"FREQUENCY_POWER": 0.0}),
     "stable_rules_only_freq2": ("rules only, (f_max / f) ** 2", {"linear_terms": False},
                                 {"FREQUENCY_POWER": 2.0}),
+    "stable_rules_only_trees2000": ("rules only, 2,000 trees", {"linear_terms": False},
+                                    {"N_TREES": 2000}),
+    "stable_select0": ("no stability selection in the pool", {},
+                       {"SELECTION_THRESHOLD": None}),
+    "stable_rules_only_select0": ("rules only, no stability selection",
+                                  {"linear_terms": False}, {"SELECTION_THRESHOLD": None}),
     "stable_freq_median": ("penalty (f_median / f)", {}, {"FREQUENCY_REFERENCE": "median"}),
     "stable_freq_median2": ("penalty (f_median / f) ** 2", {},
                             {"FREQUENCY_REFERENCE": "median", "FREQUENCY_POWER": 2.0}),
@@ -127,10 +133,10 @@ def signatures(method, model, grid):
 
     if method.startswith("fire") or method in ABLATIONS:
         rules = {sig for _, sig in kept_signatures(model, grid).values()}
-        slopes = np.asarray(getattr(model, "linear_coef_", np.zeros(0))).reshape(
-            len(model.linear_terms_.features), -1)
-        lines = {("linear", int(f)) for f, c in zip(model.linear_terms_.features, slopes)
-                 if np.any(c != 0)}
+        features = model.linear_terms_.features
+        slopes = np.asarray(model.linear_coef_).reshape(len(features), -1) \
+            if len(features) else []
+        lines = {("linear", int(f)) for f, c in zip(features, slopes) if np.any(c != 0)}
         return rules, rules | lines
     out = set()
     if method == "sirus":
