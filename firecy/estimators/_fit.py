@@ -160,12 +160,7 @@ def fit_rule_model(est, data, task, progress=None):
         # shown beside the validation error, not used to choose: preferring the
         # most stable point within one SE of the lowest error bought no
         # stability over the lowest error (benchmarks/stability/RESULTS.md)
-        selection = _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths,
-                                           best)
-        pool, refit = _stability_selection(pool, selection)
-        if refit:
-            paths, best = select(est, grid, rules, fit, data, task, progress, source=pool[0])
-            _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
+        _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:])
     return est
@@ -362,30 +357,9 @@ def _with_linear_terms(scaled_grid, fitter, fit, source=None):
     return scaled_grid, (fitter if extend is None else extend(fit.extra_class))
 
 
-def _stability_selection(pool, selection):
-    """The pool's rules kept by at least ``SELECTION_THRESHOLD`` of the half
-    fits at the selected lambda (``selection``), and whether that changed the
-    pool (then FIRE selects again in the smaller pool)."""
-    from firecy.estimators import _stable
-
-    threshold = _stable.SELECTION_THRESHOLD
-    if threshold is None or selection is None or np.isnan(selection).any():
-        return pool, False
-    keep = np.flatnonzero(selection >= threshold)
-    if keep.size == 0:
-        if selection.size == 0 or selection.max() == 0:
-            return pool, False     # no half fit keeps a rule: neither does the fit
-        keep = np.array([int(np.argmax(selection))])   # a design needs a rule block
-    if keep.size == selection.size:
-        return pool, False
-    return _stable.restrict_pool(pool, keep), True
-
-
 def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best):
     """A stable fit's ``path_.stability``: along the selected grid point's path
-    (in the data's units), the agreement of fits on random halves
-    (``_stable``); returns the fraction of those fits keeping each pool rule
-    at the selected point."""
+    (in the data's units), the agreement of fits on random halves (``_stable``)."""
     from firecy.estimators._stable import path_stability
 
     g, _ = best
@@ -393,8 +367,6 @@ def _record_path_stability(est, grid, fit, data, task, rules, source, paths, bes
     lams = np.unique(path.lambdas)[::-1]
     [(_, penalty)], fitter = _with_linear_terms(fit.scale.scale_grid([grid[g]]),
                                                 task.fitter(rules.ensemble), fit, source)
-    values, selection = path_stability(est, source, penalty, lams / fit.scale.lam_factor,
-                                       fit.target, data.sample_weight, fitter)
-    at = np.searchsorted(-lams, -np.asarray(path.lambdas))
-    path.stability = values[at]
-    return selection[at[best[1]]]
+    values = path_stability(est, source, penalty, lams / fit.scale.lam_factor, fit.target,
+                            data.sample_weight, fitter)
+    path.stability = values[np.searchsorted(-lams, -np.asarray(path.lambdas))]

@@ -44,16 +44,12 @@ from firecy.estimators._selection import SquaredLossPaths
 from firecy.estimators._stability import dice
 from firecy.solver import BlockDesign
 
-__all__ = ["PoolDesign", "stable_pool", "path_stability", "restrict_pool",
-           "N_TREES", "POOL_PER_RULE", "N_SUBSAMPLES", "SELECTION_THRESHOLD"]
+__all__ = ["PoolDesign", "stable_pool", "path_stability",
+           "N_TREES", "POOL_PER_RULE", "N_SUBSAMPLES"]
 
 N_TREES = 500
 POOL_PER_RULE = 1
 N_SUBSAMPLES = 20
-#: a pool rule stays when at least this fraction of the N_SUBSAMPLES half
-#: fits keep it at the selected lambda (Meinshausen and Buehlmann's stability
-#: selection), and FIRE refits the pool of those rules; None: no such step
-SELECTION_THRESHOLD = 0.5
 #: a pool rule's column is scaled by (f / f_ref) ** FREQUENCY_POWER, f_ref
 #: the most frequent rule's frequency ("max") or the pool's median ("median",
 #: an ablation: benchmarks/stability/RESULTS.md)
@@ -172,9 +168,8 @@ def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_inte
 
 def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter):
     """At each of ``lambdas``, the mean Dice index of the rule sets of pairs
-    of ``N_SUBSAMPLES`` fits on random halves of the rows, and the fraction of
-    those fits that keep each pool rule (NaN where a half's path stopped
-    early).
+    of ``N_SUBSAMPLES`` fits on random halves of the rows (NaN where a half's
+    path stopped early).
 
     Parameters
     ----------
@@ -183,11 +178,6 @@ def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter)
         The selected grid point's template, in solver units.
     lambdas : ndarray
         In solver units, decreasing.
-
-    Returns
-    -------
-    stability : ndarray of shape (n_lambdas,)
-    selection : ndarray of shape (n_lambdas, n_pool_rules)
     """
     positive = np.flatnonzero(np.asarray(sample_weight) > 0)
     rng = check_random_state(est.random_state)
@@ -199,21 +189,8 @@ def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter)
                                  fitter, bool(est.fit_intercept), float(est.tol), est.max_iter)
         for rows in subsets)
     out = np.full(len(lambdas), np.nan)
-    selection = np.full((len(lambdas), source.n_rule_columns), np.nan)
     for k in range(len(lambdas)):
         sets = [run[k] for run in runs if k < len(run)]
         if len(sets) == len(runs):
             out[k] = np.mean([dice(a, b) for i, a in enumerate(sets) for b in sets[i + 1:]])
-            selection[k] = 0.0
-            for kept in sets:
-                selection[k, list(kept)] += 1.0 / len(sets)
-    return out, selection
-
-
-def restrict_pool(pool, keep):
-    """The pool ``(design, columns, frequency, scale)`` reduced to the rules
-    ``keep`` (positions in the pool), its linear terms unchanged."""
-    design, columns, frequency, scale = pool
-    keep = np.asarray(keep, dtype=np.intp)
-    dense = design.matrix.tocsc()[:, keep]
-    return (PoolDesign(dense, design.extra), columns[keep], frequency[keep], scale[keep])
+    return out
