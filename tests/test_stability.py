@@ -117,6 +117,38 @@ def test_stable_pool_is_distinct_rows_and_frequency_ranked(diabetes):
                                               (M[:, j] != 0).toarray())
 
 
+def test_stable_l1_fit_is_the_frequency_weighted_lasso_on_the_pool(diabetes):
+    # docs/stability.rst: with penalty="l1" and a given lam, stable=True
+    # minimises 1/(2n) ||y - b - P w||^2 + lam sum_j (f_max / f_j) |w_j| over
+    # the pool's columns P (rule indicator times leaf value), f_j each rule's
+    # frequency: scikit-learn's Lasso on the columns scaled by f_j / f_max
+    from sklearn.linear_model import Lasso
+
+    X, y = diabetes
+    y = (y - y.mean()) / y.std()
+    lam = 0.01
+    est = FIRERegressor(stable=True, penalty="l1", fusion=0.0, lam=lam, linear_terms=False,
+                        max_rules=8, tol=1e-12, **FAST).fit(X, y)
+    ens, cols = est.ensemble_, est.stable_columns_
+    freq = est._rule_stability[cols]
+    P = np.column_stack([ens.rule_mask(j, X) * float(np.ravel(ens.leaf_values)[j])
+                         for j in cols])
+    scale = freq / freq.max()
+    assert scale.min() < 0.9          # the weights differ: the check can fail
+    ref = Lasso(alpha=lam, tol=1e-14, max_iter=10**6).fit(P * scale, y)
+    np.testing.assert_allclose(est.predict(X), ref.predict(P * scale), rtol=1e-6, atol=1e-6)
+
+    def objective(b, w):
+        return 0.5 * np.mean((y - b - P @ w) ** 2) + lam * np.sum(np.abs(w) / scale)
+
+    w = np.ravel(est.coef_)[cols]
+    np.testing.assert_allclose(objective(est.intercept_, w),
+                               objective(ref.intercept_, ref.coef_ * scale), rtol=1e-7)
+    # one penalty for every rule is a different problem here
+    plain = Lasso(alpha=lam, tol=1e-14, max_iter=10**6).fit(P, y)
+    assert not np.allclose(plain.predict(P), est.predict(X), atol=1e-4)
+
+
 def test_stable_is_reproducible_on_any_thread_count(diabetes):
     X, y = diabetes
     one = FIRERegressor(stable=True, max_rules=6, n_lambdas=15, cv=3, random_state=3,

@@ -8,13 +8,16 @@ nearest of its feature's ten empirical deciles (on all the rows:
 splits.  Each half's model is also scored on the other half (regression: MSE
 / Var(y) of that half; classification: log-loss), and its rules (rules with a
 nonzero weight; RuleFit's linear terms are not rules) and fit CPU are kept.
+``dice_terms`` compares the halves' terms instead: the rules and the kept
+linear terms (firecy's and RuleFit's; a linear term is its feature).
 
 Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 ``stable=True``, SIRUS (``sirus.SirusRegressor`` / ``SirusClassifier`` at
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
 ``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
-(``ABLATIONS``: ``stable_pool2``, ``stable_trees2000``) are ``stable=True`` with one piece changed.  One thread
-(``n_jobs=1``), CPU seconds.
+(``ABLATIONS``) are ``stable=True`` with one piece changed (an estimator
+parameter, or a constant of ``firecy.estimators._stable`` patched during the
+fit).  One thread (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
     python benchmarks/stability/stability.py --from-csv runs.csv    # the tables
@@ -63,11 +66,22 @@ def load(name):
     return X[done], y[done], task
 
 
-# stable=True with one piece changed (what each piece is worth): the name and
-# the module attributes patched during the fit
+# stable=True with one piece changed (what each piece is worth): the name,
+# what it changes, whether linear terms are offered, and the module
+# attributes of firecy.estimators._stable patched during the fit
 ABLATIONS = {
-    "stable_pool2": "a pool of twice max_rules rules (POOL_PER_RULE = 2)",
-    "stable_trees2000": "2,000 trees in the pool's forest (N_TREES = 2000)",
+    "stable_rules_only": ("rules only", {"linear_terms": False}, {}),
+    "stable_pool2": ("a pool of twice max_rules rules", {}, {"POOL_PER_RULE": 2}),
+    "stable_trees2000": ("2,000 trees in the pool's forest", {}, {"N_TREES": 2000}),
+    "stable_freq0": ("one penalty for every pool rule", {}, {"FREQUENCY_POWER": 0.0}),
+    "stable_freq2": ("penalty (f_max / f) ** 2", {}, {"FREQUENCY_POWER": 2.0}),
+    "stable_rules_only_freq0": ("rules only, one penalty", {"linear_terms": False},
+                                {"FREQUENCY_POWER": 0.0}),
+    "stable_rules_only_freq2": ("rules only, (f_max / f) ** 2", {"linear_terms": False},
+                                {"FREQUENCY_POWER": 2.0}),
+    "stable_freq_median": ("penalty (f_median / f)", {}, {"FREQUENCY_REFERENCE": "median"}),
+    "stable_freq_median2": ("penalty (f_median / f) ** 2", {},
+                            {"FREQUENCY_REFERENCE": "median", "FREQUENCY_POWER": 2.0}),
 }
 
 
@@ -75,20 +89,21 @@ def _ablation(method):
     """The patches of an ablation: [(module, attribute, value)]."""
     from firecy.estimators import _stable
 
-    return {"stable_pool2": [(_stable, "POOL_PER_RULE", 2)],
-            "stable_trees2000": [(_stable, "N_TREES", 2000)],
-            }.get(method, [])
+    if method not in ABLATIONS:
+        return []
+    return [(_stable, name, value) for name, value in ABLATIONS[method][2].items()]
 
 
 def make(method, task, seed):
     reg = task == "regression"
+    kwargs = {}
     if method in ABLATIONS:
-        method = "fire_stable"
+        method, kwargs = "fire_stable", ABLATIONS[method][1]
     if method in ("fire", "fire_stable"):
         from firecy import FIREClassifier, FIRERegressor
 
         return (FIRERegressor if reg else FIREClassifier)(
-            random_state=seed, n_jobs=1, stable=method == "fire_stable")
+            random_state=seed, n_jobs=1, stable=method == "fire_stable", **kwargs)
     if method == "sirus":
         import sirus
 
@@ -105,27 +120,36 @@ _COND = re.compile(r"^\s*x(\d+)\s*(<=|<|>=|>)\s*(\S+)\s*$")
 
 
 def signatures(method, model, grid):
-    """The model's rules, each as the set of its decile-mapped conditions."""
+    """The model's rules, each as the set of its decile-mapped conditions;
+    and its terms: those rules and its kept linear terms, ``("linear", j)``."""
     from firecy.ensembles import Condition
     from firecy.estimators._stability import kept_signatures, rule_signature
 
     if method.startswith("fire") or method in ABLATIONS:
-        return {sig for _, sig in kept_signatures(model, grid).values()}
+        rules = {sig for _, sig in kept_signatures(model, grid).values()}
+        features = model.linear_terms_.features
+        slopes = np.asarray(model.linear_coef_).reshape(len(features), -1) \
+            if len(features) else []
+        lines = {("linear", int(f)) for f, c in zip(features, slopes) if np.any(c != 0)}
+        return rules, rules | lines
     out = set()
     if method == "sirus":
         for rule in model.rules_:
             conds = [Condition(c.feature, c.op, float(c.value)) for c in rule.conditions
                      if c.op != "in"]
             out.add(rule_signature(conds, grid))
-        return out
+        return out, out
     rules = model._get_rules()
-    for text in rules.loc[(rules.type == "rule") & (rules.coef != 0), "rule"]:
+    kept = rules.coef != 0
+    for text in rules.loc[(rules.type == "rule") & kept, "rule"]:
         conds = []
         for part in text.split(" and "):
             m = _COND.match(part)
             conds.append(Condition(int(m.group(1)), m.group(2), float(m.group(3))))
         out.add(rule_signature(conds, grid))
-    return out
+    lines = {("linear", int(name[1:])) for name in rules.loc[(rules.type == "linear") & kept,
+                                                            "rule"]}
+    return out, out | lines
 
 
 def error(task, model, X, y):
@@ -168,17 +192,20 @@ def run(datasets, methods, splits, csv=None):
             order = rng.permutation(n)
             halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
             for method in methods:
-                sets, errs, cpus, sizes = [], [], [], []
+                sets, term_sets, errs, cpus, sizes, n_terms = [], [], [], [], [], []
                 for h, (tr, te) in enumerate((halves, halves[::-1])):
                     model, cpu = fit(method, task, X[tr], y[tr], s)
-                    sig = signatures(method, model, grid)
+                    sig, terms = signatures(method, model, grid)
                     sets.append(sig)
+                    term_sets.append(terms)
                     sizes.append(len(sig))
+                    n_terms.append(len(terms))
                     errs.append(error(task, model, X[te], y[te]))
                     cpus.append(cpu)
                 row = dict(data=name, task=task, split=s, method=method, dice=dice(*sets),
                            error=float(np.mean(errs)), rules=float(np.mean(sizes)),
-                           cpu=float(np.mean(cpus)))
+                           cpu=float(np.mean(cpus)), dice_terms=dice(*term_sets),
+                           terms=float(np.mean(n_terms)))
                 rows.append(row)
                 print(f"{name:14s} split {s} {method:12s} dice {row['dice']:.3f} error "
                       f"{row['error']:.4f} rules {row['rules']:.1f} cpu {row['cpu']:.2f}",
@@ -211,10 +238,14 @@ def report(df, reference="fire_stable"):
                         f"{'yes' if s.dice >= r.dice else 'no'} | {s.error / d.error:.3f} | "
                         f"{'yes' if s.error < r.error else 'no'} | {s.cpu / d.cpu:.2f} |")
         out.append("\n".join(goal))
+    if "dice_terms" in df and df.dice_terms.notna().any():
+        out += ["", terms_report(df)]
     variants = [m for m in t.index.get_level_values(1).unique()
                 if m not in METHODS + (reference,)]
     if variants:   # a variant of stable=True against others: Dice / error per data set
-        cols = [reference] + sorted(variants + ["fire_stable"] * (reference != "fire_stable"))
+        present = set(t.index.get_level_values(1))
+        cols = [reference] + sorted(variants + ["fire_stable"] * (
+            reference != "fire_stable" and "fire_stable" in present))
         rows = ["| data | " + " | ".join(f"{m} Dice / error" for m in cols) + " |",
                 "|---|" + "---|" * len(cols)]
         for data in t.index.get_level_values(0).unique():
@@ -226,6 +257,22 @@ def report(df, reference="fire_stable"):
             f"{_count(t, m, reference, 'error', np.less)}" for m in cols[1:]) + " |"]
         out += ["", "\n".join(rows + wins)]
     return "\n".join(out)
+
+
+def terms_report(df):
+    """Per data set and method measured with terms: the Dice of the halves'
+    terms (rules and kept linear terms; SIRUS has rules only), and the terms
+    each half keeps."""
+    d = df[df.dice_terms.notna()]
+    t = d.groupby(["data", "method"]).agg(dice=("dice_terms", "mean"), terms=("terms", "mean"))
+    methods = list(t.index.get_level_values(1).unique())
+    lines = ["| data | " + " | ".join(f"{m} Dice / terms" for m in methods) + " |",
+             "|---|" + "---|" * len(methods)]
+    for data in t.index.get_level_values(0).unique():
+        cells = [f"{t.loc[(data, m)].dice:.3f} / {t.loc[(data, m)].terms:.1f}"
+                 if (data, m) in t.index else "-" for m in methods]
+        lines.append(f"| {data} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _count(t, method, reference, column, better):
@@ -252,6 +299,8 @@ def main(argv=None):
         df = pd.concat([pd.read_csv(f) for f in a.from_csv])
         # a row measured twice (a resumed run): the last one counts
         df = df.drop_duplicates(["data", "split", "method"], keep="last")
+        if a.methods != ap.get_default("methods"):   # report these methods only
+            df = df[df.method.isin(a.methods.split(","))]
     else:
         df = run(a.datasets.split(","), a.methods.split(","), a.splits, a.csv)
     print(report(df, a.reference))

@@ -304,9 +304,9 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     coef = path.coefs[k_best]
     if pool is not None:
         # the pool's columns back in the ensemble's, the linear terms after them
-        columns, frequency = pool
+        columns, frequency, scale = pool
         coef = np.zeros(n_cols + len(path.coefs[k_best]) - len(columns))
-        coef[columns] = path.coefs[k_best][:len(columns)]
+        coef[columns] = path.coefs[k_best][:len(columns)] * scale
         coef[n_cols:] = path.coefs[k_best][len(columns):]
         est.stable_columns_ = columns
         est._rule_stability = np.full(n_cols, np.nan)

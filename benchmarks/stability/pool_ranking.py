@@ -1,0 +1,97 @@
+"""How stable is the stable pool's frequency ranking itself? (issue 39)
+
+The ceiling of any selection that takes the pool's most frequent rules as
+they come (SIRUS's choice): on the halves of ``stability.py``'s splits, the
+Dice index (decile-mapped, as there) of the two halves' ``k`` most frequent
+pool rules, for k = 5, 10, 14, with no selection at all; beside it, the
+Dice of what ``stable=True, linear_terms=False`` keeps from a pool of
+``3 * max_rules`` (``sel``).  ``--trees`` sets the pool's forest.
+
+    python benchmarks/stability/pool_ranking.py --trees 500 --csv pool_500.csv
+    python benchmarks/stability/pool_ranking.py --from-csv pool_500.csv
+"""
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stability as bench  # noqa: E402
+
+KS = (5, 10, 14)
+
+
+def ranked_pool(task, X, y, seed, trees):
+    """A ``stable=True, linear_terms=False`` fit whose pool holds ``3 * max_rules``
+    rules (``stable_columns_``, most frequent first) from ``trees`` trees."""
+    from firecy import FIREClassifier, FIRERegressor
+    from firecy.estimators import _stable
+
+    est = (FIRERegressor if task == "regression" else FIREClassifier)(
+        stable=True, linear_terms=False, random_state=seed, n_jobs=1)
+    saved = (_stable.N_TREES, _stable.POOL_PER_RULE)
+    _stable.N_TREES, _stable.POOL_PER_RULE = trees, 3
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y)
+    finally:
+        _stable.N_TREES, _stable.POOL_PER_RULE = saved
+    return est
+
+
+def run(datasets, splits, trees, csv=None):
+    from firecy.estimators._stability import decile_grid, dice, rule_signature
+
+    rows = []
+    for name in datasets:
+        X, y, task = bench.load(name)
+        grid = decile_grid(X)
+        rng = np.random.default_rng(0)      # the splits of stability.py
+        n = len(y)
+        for s in range(splits):
+            order = rng.permutation(n)
+            halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
+            ranked, kept = [], []
+            for rows_ in halves:
+                est = ranked_pool(task, X[rows_], y[rows_], s, trees)
+                ens = est.ensemble_
+                ranked.append([rule_signature(ens.rules[j], grid) for j in est.stable_columns_])
+                coef = np.asarray(est.coef_).reshape(len(ens.leaf_values), -1).any(axis=1)
+                kept.append({rule_signature(ens.rules[j], grid) for j in np.flatnonzero(coef)})
+            row = dict(data=name, split=s, trees=trees, sel=dice(*kept))
+            for k in KS:
+                row[f"top{k}"] = dice(set(ranked[0][:k]), set(ranked[1][:k]))
+            rows.append(row)
+            print(row, flush=True)
+            if csv:
+                pd.DataFrame([row]).to_csv(csv, mode="a", index=False,
+                                           header=not os.path.exists(csv))
+    return pd.DataFrame(rows)
+
+
+def report(df):
+    t = df.groupby(["data", "trees"])[["sel"] + [f"top{k}" for k in KS]].mean().unstack(1)
+    t.columns = [f"{c} ({trees} trees)" for c, trees in t.columns]
+    return t.round(3).to_markdown()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", default=",".join(bench.REGRESSION + bench.CLASSIFICATION))
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--trees", type=int, default=500)
+    ap.add_argument("--csv", default=None)
+    ap.add_argument("--from-csv", nargs="+", default=None)
+    a = ap.parse_args(argv)
+    df = (pd.concat([pd.read_csv(f) for f in a.from_csv]) if a.from_csv
+          else run(a.datasets.split(","), a.splits, a.trees, a.csv))
+    print(report(df))
+
+
+if __name__ == "__main__":
+    main()
