@@ -246,12 +246,7 @@ def report(df, reference="fire_stable"):
         present = set(t.index.get_level_values(1))
         cols = [reference] + sorted(variants + ["fire_stable"] * (
             reference != "fire_stable" and "fire_stable" in present))
-        rows = ["| data | " + " | ".join(f"{m} Dice / error" for m in cols) + " |",
-                "|---|" + "---|" * len(cols)]
-        for data in t.index.get_level_values(0).unique():
-            cells = [f"{t.loc[(data, m)].dice:.3f} / {t.loc[(data, m)].error:.3f}"
-                     if (data, m) in t.index else "-" for m in cols]
-            rows.append(f"| {data} | " + " | ".join(cells) + " |")
+        rows = _pair_table(t, cols, "error", "{:.3f}")
         wins = ["| count over data sets | - | " + " | ".join(
             f"Dice higher on {_count(t, m, reference, 'dice', np.greater)}, error lower on "
             f"{_count(t, m, reference, 'error', np.less)}" for m in cols[1:]) + " |"]
@@ -266,13 +261,19 @@ def terms_report(df):
     d = df[df.dice_terms.notna()]
     t = d.groupby(["data", "method"]).agg(dice=("dice_terms", "mean"), terms=("terms", "mean"))
     methods = list(t.index.get_level_values(1).unique())
-    lines = ["| data | " + " | ".join(f"{m} Dice / terms" for m in methods) + " |",
-             "|---|" + "---|" * len(methods)]
+    return "\n".join(_pair_table(t, methods, "terms", "{:.1f}"))
+
+
+def _pair_table(t, methods, column, fmt):
+    """Rows of a table with a data set per row and a method per column, each
+    cell ``Dice / column`` (``-`` where the method has no rows)."""
+    rows = ["| data | " + " | ".join(f"{m} Dice / {column}" for m in methods) + " |",
+            "|---|" + "---|" * len(methods)]
     for data in t.index.get_level_values(0).unique():
-        cells = [f"{t.loc[(data, m)].dice:.3f} / {t.loc[(data, m)].terms:.1f}"
+        cells = [f"{t.loc[(data, m)].dice:.3f} / " + fmt.format(t.loc[(data, m)][column])
                  if (data, m) in t.index else "-" for m in methods]
-        lines.append(f"| {data} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(f"| {data} | " + " | ".join(cells) + " |")
+    return rows
 
 
 def _count(t, method, reference, column, better):
