@@ -68,17 +68,11 @@ def fit_half(X, y, k, trees, seed):
 
 
 def run(datasets, splits, k, trees, csv=None):
-    from firecy.estimators._stability import decile_grid, dice, rule_signature
+    from firecy.estimators._stability import dice, rule_signature
 
     rows = []
     for name in datasets:
-        X, y, task = bench.load(name)
-        grid = decile_grid(X)
-        rng = np.random.default_rng(0)      # the splits of stability.py
-        n = len(y)
-        for s in range(splits):
-            order = rng.permutation(n)
-            halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
+        for X, y, task, grid, s, halves in bench.halvings(name, splits):
             sets, errs = [], []
             for tr, te in (halves, halves[::-1]):
                 predict, kept, est = fit_half(X[tr], y[tr], k, trees, s)

@@ -72,17 +72,11 @@ def ranked_pool(task, X, y, seed, trees):
 
 
 def run(datasets, splits, trees, csv=None, grid_forest=False):
-    from firecy.estimators._stability import decile_grid, dice, rule_signature
+    from firecy.estimators._stability import dice, rule_signature
 
     rows = []
     for name in datasets:
-        X, y, task = bench.load(name)
-        grid = decile_grid(X)
-        rng = np.random.default_rng(0)      # the splits of stability.py
-        n = len(y)
-        for s in range(splits):
-            order = rng.permutation(n)
-            halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
+        for X, y, task, grid, s, halves in bench.halvings(name, splits):
             ranked, kept = [], []
             for rows_ in halves:
                 Xh, edges = binned(X[rows_]) if grid_forest else (X[rows_], None)

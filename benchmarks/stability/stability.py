@@ -179,18 +179,26 @@ def fit(method, task, X, y, seed):
     return model, time.process_time() - t
 
 
+def halvings(name, splits):
+    """The protocol's splits of a data set: (X, y, task, its decile grid,
+    split number, the two halves' rows), the same for every script here."""
+    from firecy.estimators._stability import decile_grid
+
+    X, y, task = load(name)
+    grid = decile_grid(X)
+    rng = np.random.default_rng(0)
+    n = len(y)
+    for s in range(splits):
+        order = rng.permutation(n)
+        yield X, y, task, grid, s, (order[: n // 2], order[n // 2: 2 * (n // 2)])
+
+
 def run(datasets, methods, splits, csv=None):
-    from firecy.estimators._stability import decile_grid, dice
+    from firecy.estimators._stability import dice
 
     rows = []
     for name in datasets:
-        X, y, task = load(name)
-        grid = decile_grid(X)
-        rng = np.random.default_rng(0)
-        n = len(y)
-        for s in range(splits):
-            order = rng.permutation(n)
-            halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
+        for X, y, task, grid, s, halves in halvings(name, splits):
             for method in methods:
                 sets, term_sets, errs, cpus, sizes, n_terms = [], [], [], [], [], []
                 for h, (tr, te) in enumerate((halves, halves[::-1])):
