@@ -185,6 +185,32 @@ def test_stable_classifier_and_bad_values():
         FIRERegressor(stable="yes").fit(X, y)
 
 
+@pytest.mark.parametrize("linear_terms", [False, True])
+def test_stable_multiclass_classifier_scores_are_its_kept_terms(linear_terms):
+    # each pool rule speaks for its tree's class: the fit's class scores are
+    # rebuilt from the kept rules' masks and values and the kept slopes alone
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    clf = FIREClassifier(stable=True, linear_terms=linear_terms, **FAST).fit(X, y)
+    ens = clf.ensemble_
+    block = np.searchsorted(np.asarray(ens.block_ptr), np.arange(len(ens.leaf_values)),
+                            side="right") - 1
+    klass = np.asarray(ens.tree_class)[block]
+    assert set(klass[clf.stable_columns_]) <= {0, 1, 2}
+    coef = np.ravel(clf.coef_)
+    scores = np.tile(np.asarray(clf.intercept_, dtype=float), (len(X), 1))
+    for j in np.flatnonzero(coef):
+        scores[:, klass[j]] += coef[j] * ens.rule_mask(j, X) * float(np.ravel(ens.leaf_values)[j])
+    if clf.linear_terms_.features.size:
+        scores += clf.linear_terms_.design(X) @ (
+            np.asarray(clf.linear_coef_).reshape(3, -1).T / clf.linear_terms_.scale[:, None])
+    proba = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(proba / proba.sum(axis=1, keepdims=True), clf.predict_proba(X),
+                               rtol=1e-8, atol=1e-10)
+    assert clf.score(X, y) > 0.7
+
+
 def test_cli_stable_writes_each_rules_stability(tmp_path):
     pd = pytest.importorskip("pandas")
     from firecy.cli import main

@@ -278,7 +278,7 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
     if est.one_se and splits is not None and len(splits) < 2:
         raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
     scaled_grid, fitter = _with_linear_terms(fit.scale.scale_grid(grid),
-                                             task.fitter(rules.ensemble), fit, source)
+                                             _rules_fitter(task, rules, source), fit, source)
     paths, best = select_on_paths(
         scaled_grid,
         source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),
@@ -343,6 +343,13 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     warn_small_rules(rules.cut, est.coef_)
 
 
+def _rules_fitter(task, rules, source=None):
+    """The path fitter of the rules' blocks: the ensemble's trees, or
+    ``source``'s columns (a stable pool)."""
+    fitter = task.fitter(rules.ensemble)
+    return fitter if source is None else source.fitter(fitter)
+
+
 def _with_linear_terms(scaled_grid, fitter, fit, source=None):
     """The grid's penalties and the fitter for a design whose linear terms
     follow the rule blocks (the ensemble's, or ``source``'s: a stable pool's
@@ -366,7 +373,8 @@ def _record_path_stability(est, grid, fit, data, task, rules, source, paths, bes
     path = paths[g]
     lams = np.unique(path.lambdas)[::-1]
     [(_, penalty)], fitter = _with_linear_terms(fit.scale.scale_grid([grid[g]]),
-                                                task.fitter(rules.ensemble), fit, source)
+                                                _rules_fitter(task, rules, source), fit,
+                                                source)
     values = path_stability(est, source, penalty, lams / fit.scale.lam_factor, fit.target,
                             data.sample_weight, fitter)
     path.stability = values[np.searchsorted(-lams, -np.asarray(path.lambdas))]

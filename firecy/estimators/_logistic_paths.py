@@ -128,6 +128,11 @@ class MultinomialPaths:
         self.block_class = np.asarray(block_class, dtype=np.intp)
         self.n_classes = int(n_classes)
 
+    def for_blocks(self, block_class):
+        """This fitter on other rule blocks (a stable fit's pool), of the
+        classes ``block_class``."""
+        return MultinomialPaths(block_class, self.n_classes)
+
     def with_extra_blocks(self, extra_class):
         """This fitter on a design with more blocks after the rules' (the
         linear terms'), of the classes ``extra_class``."""

@@ -62,9 +62,11 @@ class PoolDesign:
     one block each), for any subset of the training rows: the ``FitDesign``
     of a stable fit (see ``_fit_design``)."""
 
-    def __init__(self, matrix, extra=None):
+    def __init__(self, matrix, extra=None, block_class=None):
         self.matrix = sp.csr_matrix(matrix)
         self.extra = None if extra is None or extra.shape[1] == 0 else extra
+        # the class (output) each pool rule speaks for: a multinomial fit's blocks
+        self.block_class = block_class
 
     @property
     def n_samples(self):
@@ -79,7 +81,14 @@ class PoolDesign:
         return self.n_rule_columns + (0 if self.extra is None else self.extra.shape[1])
 
     def rows(self, rows):
-        return PoolDesign(self.matrix[rows], None if self.extra is None else self.extra[rows])
+        return PoolDesign(self.matrix[rows], None if self.extra is None else self.extra[rows],
+                          self.block_class)
+
+    def fitter(self, fitter):
+        """``fitter`` (the ensemble's) on the pool's rule columns: a
+        multinomial fitter gets each pool rule's class."""
+        for_blocks = getattr(fitter, "for_blocks", None)
+        return fitter if for_blocks is None else for_blocks(self.block_class)
 
     def block_design(self):
         design = BlockDesign.from_matrix(self.matrix.tocsc(),
@@ -152,7 +161,7 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None):
         scale = freq
     matrix = (np.column_stack(masks) * (np.asarray(leaf_values)[cols] * scale) if len(cols)
               else np.zeros((table.shape[0], 0)))
-    return PoolDesign(matrix, extra), cols, freq, scale
+    return PoolDesign(matrix, extra, klass[cols]), cols, freq, scale
 
 
 def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_intercept, tol,
