@@ -211,6 +211,16 @@ def test_stable_multiclass_classifier_scores_are_its_kept_terms(linear_terms):
     assert clf.score(X, y) > 0.7
 
 
+def test_stable_is_documented_once():
+    # the classifier's entry is the regressor's, and it says what the pool does
+    from firecy.estimators._shared_doc import parameter_entry
+
+    entry = parameter_entry("stable")
+    assert entry in FIREClassifier.__doc__ and entry in FIRERegressor.__doc__
+    assert "{stable}" not in FIREClassifier.__doc__
+    assert "frequency falls" in entry and "n_lambdas" not in entry
+
+
 def test_cli_stable_writes_each_rules_stability(tmp_path):
     pd = pytest.importorskip("pandas")
     from firecy.cli import main

@@ -82,9 +82,7 @@ def run(datasets, splits, k, trees, csv=None):
                        error=float(np.mean(errs)), rules=float(np.mean([len(a) for a in sets])))
             rows.append(row)
             print(row, flush=True)
-            if csv:
-                pd.DataFrame([row]).to_csv(csv, mode="a", index=False,
-                                           header=not os.path.exists(csv))
+            bench.save_row(row, csv)
     return pd.DataFrame(rows)
 
 

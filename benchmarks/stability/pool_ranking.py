@@ -96,9 +96,7 @@ def run(datasets, splits, trees, csv=None, grid_forest=False):
                 row[f"top{k}"] = dice(set(ranked[0][:k]), set(ranked[1][:k]))
             rows.append(row)
             print(row, flush=True)
-            if csv:
-                pd.DataFrame([row]).to_csv(csv, mode="a", index=False,
-                                           header=not os.path.exists(csv))
+            bench.save_row(row, csv)
     return pd.DataFrame(rows)
 
 

@@ -193,6 +193,13 @@ def halvings(name, splits):
         yield X, y, task, grid, s, (order[: n // 2], order[n // 2: 2 * (n // 2)])
 
 
+def save_row(row, csv):
+    """Append ``row`` to the CSV file ``csv`` (with a header if it is new;
+    nothing when ``csv`` is None): a long run keeps what it measured."""
+    if csv:
+        pd.DataFrame([row]).to_csv(csv, mode="a", index=False, header=not os.path.exists(csv))
+
+
 def run(datasets, methods, splits, csv=None):
     from firecy.estimators._stability import dice
 
@@ -218,9 +225,7 @@ def run(datasets, methods, splits, csv=None):
                 print(f"{name:14s} split {s} {method:12s} dice {row['dice']:.3f} error "
                       f"{row['error']:.4f} rules {row['rules']:.1f} cpu {row['cpu']:.2f}",
                       flush=True)
-                if csv:
-                    pd.DataFrame([row]).to_csv(csv, mode="a", index=False,
-                                               header=not os.path.exists(csv))
+                save_row(row, csv)
     return pd.DataFrame(rows)
 
 

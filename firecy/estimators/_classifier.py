@@ -9,6 +9,7 @@ from firecy.estimators._class_scoring import check_scoring, probabilities
 from firecy.estimators._class_task import check_no_missing_labels, classification_task
 from firecy.estimators._data import validate_fit_data
 from firecy.estimators._fit import fit_rule_model
+from firecy.estimators._shared_doc import parameter_entry
 
 __all__ = ["FIREClassifier"]
 
@@ -110,20 +111,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         multi-class model, each a column of its class's margin); a kept
         term counts against ``max_rules``. ``False``: rules only, which
         :func:`~firecy.risk.risk_card` needs (it refuses a linear term).
-    stable : bool, default=False
-        A rule set that random halves of the data agree on
-        (``docs/stability.rst``): the default forest (500 trees of depth 2,
-        a third of the features per split) gives rules of one or two
-        conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
-        the ``max_rules`` most frequent distinct ones over the trees form
-        the pool (SIRUS's); FIRE's path and cross-validation select and
-        weight rules in it. ``rules_`` then has a ``stability`` column (each
-        rule's frequency over the trees) and ``path_.stability`` the
-        agreement of the rule sets of 20 fits on random halves of the rows
-        at each point of the path, beside its validation error. About the
-        CPU of a default fit. The linear terms (``linear_terms``) are
-        offered beside the pool as in a default fit; with
-        ``linear_terms=False`` the result is a rule set only.
+{stable}
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -443,3 +431,6 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
             return dask_score(self, X, y, sample_weight)
         return super().score(X, y, sample_weight=sample_weight)
+
+
+FIREClassifier.__doc__ = FIREClassifier.__doc__.replace("{stable}\n", parameter_entry("stable"))

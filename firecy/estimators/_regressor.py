@@ -183,11 +183,15 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
         the ``max_rules`` most frequent distinct ones over the trees form
         the pool (SIRUS's); FIRE's path and cross-validation select and
-        weight rules in it. ``rules_`` then has a ``stability`` column (each
+        weight rules in it, a rule's penalty growing as its frequency falls
+        (``f_max / f`` under L1), so that rules enter in about the order of
+        their frequency. ``rules_`` then has a ``stability`` column (each
         rule's frequency over the trees) and ``path_.stability`` the
         agreement of the rule sets of 20 fits on random halves of the rows
         at each point of the path, beside its validation error. About the
-        CPU of a default fit. The linear terms (``linear_terms``) are
+        CPU of a default fit with the default forest; more with a large
+        model of your own, whose rules at depths 1 and 2 form the pool.
+        The linear terms (``linear_terms``) are
         offered beside the pool as in a default fit; with
         ``linear_terms=False`` the result is a rule set only.
     n_lambdas : int, default=50

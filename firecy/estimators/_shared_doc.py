@@ -3,7 +3,7 @@
 documented once."""
 from firecy.estimators._regressor import FIRERegressor
 
-__all__ = ["shared_parameters"]
+__all__ = ["shared_parameters", "parameter_entry"]
 
 
 def shared_parameters():
@@ -12,3 +12,18 @@ def shared_parameters():
     start = doc.index("    penalty : ")
     end = doc.index("    Attributes\n")
     return doc[start:end].rstrip() + "\n"
+
+
+def parameter_entry(name):
+    """FIRERegressor's entry of the parameter ``name`` (its line and its
+    description), for an estimator whose parameter means the same."""
+    doc = FIRERegressor.__doc__
+    # the entry ends at the next line indented as a parameter's name
+    lines = doc[doc.index(f"    {name} : "):].split("\n")
+    entry = [lines[0]]
+    for line in lines[1:]:
+        if line.startswith("        ") or not line.strip():
+            entry.append(line)
+        else:
+            break
+    return "\n".join(entry).rstrip() + "\n"
