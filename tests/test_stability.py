@@ -240,7 +240,7 @@ def test_cli_stable_writes_each_rules_stability(tmp_path):
 
 def test_stable_with_linear_terms_sums_and_keeps_them_apart(diabetes):
     # the linear terms follow the pool's columns: the fitted weights, the
-    # explanation and the prediction agree, and the path's stability counts rules
+    # explanation and the prediction agree, and the path's stability is a Dice
     X, y = diabetes
     fire = FIRERegressor(stable=True, max_rules=8, **FAST).fit(X, y)
     assert fire.n_terms_ > fire.n_rules_ >= 0 and np.count_nonzero(fire.linear_coef_) > 0

@@ -16,8 +16,8 @@ Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
 ``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
 (``ABLATIONS``) are ``stable=True`` with one piece changed (an estimator
-parameter, or a constant of ``firecy.estimators._stable`` patched during the
-fit).  One thread (``n_jobs=1``), CPU seconds.
+parameter, or a constant of ``firecy.estimators._stable``, or of another
+``firecy.estimators`` module, patched during the fit).  One thread (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
     python benchmarks/stability/stability.py --from-csv runs.csv    # the tables
@@ -82,16 +82,43 @@ ABLATIONS = {
     "stable_freq_median": ("penalty (f_median / f)", {}, {"FREQUENCY_REFERENCE": "median"}),
     "stable_freq_median2": ("penalty (f_median / f) ** 2", {},
                             {"FREQUENCY_REFERENCE": "median", "FREQUENCY_POWER": 2.0}),
+    "stable_penalised_pool": ("the pool's rules penalised beside the lines (before the third "
+                              "run)", {}, {"KEEP_POOL_LOSSES": ()}),
+    "stable_near_duplicates": ("pool rules equal up to the training deciles both kept", {},
+                               {"DISTINCT_DECILES": False}),
+    "stable_rules_only_near_duplicates": ("rules only, near-duplicates kept",
+                                          {"linear_terms": False}, {"DISTINCT_DECILES": False}),
+    # measured against stable_near_duplicates (the third run's first default)
+    "stable_near_duplicates_keep_logistic": (
+        "near-duplicates kept; the pool kept unpenalised under the logistic loss too", {},
+        {"DISTINCT_DECILES": False, "KEEP_POOL_LOSSES": ("squared", "logistic")}),
+    "stable_near_duplicates_rule_factor0.1": (
+        "near-duplicates kept; the pool's rules at a tenth of the lines' penalty", {},
+        {"DISTINCT_DECILES": False, "RULE_PENALTY_FACTOR": 0.1}),
+    "stable_near_duplicates_rule_factor0.01": (
+        "near-duplicates kept; the pool's rules at a hundredth of the lines' penalty", {},
+        {"DISTINCT_DECILES": False, "RULE_PENALTY_FACTOR": 0.01}),
+    "stable_near_duplicates_lines_l1": (
+        "near-duplicates kept; the linear terms under L1 (not MCP)", {},
+        {"DISTINCT_DECILES": False, "_linear_terms.LINEAR_PENALTY": "l1"}),
+    "stable_near_duplicates_trees2000": (
+        "near-duplicates kept; 2,000 trees", {}, {"DISTINCT_DECILES": False, "N_TREES": 2000}),
 }
 
 
 def _ablation(method):
     """The patches of an ablation: [(module, attribute, value)]."""
-    from firecy.estimators import _stable
+    import importlib
 
     if method not in ABLATIONS:
         return []
-    return [(_stable, name, value) for name, value in ABLATIONS[method][2].items()]
+    out = []
+    for name, value in ABLATIONS[method][2].items():
+        # "ATTR" is firecy.estimators._stable's; "_module.ATTR" another estimators module's
+        module, _, attr = name.rpartition(".")
+        out.append((importlib.import_module(f"firecy.estimators.{module or '_stable'}"),
+                    attr, value))
+    return out
 
 
 def make(method, task, seed):

@@ -151,9 +151,11 @@ def fit_rule_model(est, data, task, progress=None):
     pool = None
     if getattr(est, "stable", False):
         # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
-        from firecy.estimators._stable import stable_pool
+        from firecy.estimators._stable import keeps_pool_rules, stable_pool
 
-        pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra)
+        pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra,
+                           keep_rules=keeps_pool_rules(fit.extra, _rules_fitter(task, rules),
+                                                       task.loss))
     paths, best = select(est, grid, rules, fit, data, task, progress,
                          source=None if pool is None else pool[0])
     if pool is not None:
@@ -162,7 +164,7 @@ def fit_rule_model(est, data, task, progress=None):
         # stability over the lowest error (benchmarks/stability/RESULTS.md)
         _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
-               None if pool is None else pool[1:])
+               None if pool is None else pool[1:], None if pool is None else pool[0])
     return est
 
 
@@ -279,22 +281,25 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
         raise ValueError(f"one_se=True needs at least 2 folds, cv gives {len(splits)}")
     scaled_grid, fitter = _with_linear_terms(fit.scale.scale_grid(grid),
                                              _rules_fitter(task, rules, source), fit, source)
+    # a stable fit that keeps its pool's rules: the budget is the pool's size
+    max_rules = None if getattr(source, "keep_rules", False) else est.max_rules
     paths, best = select_on_paths(
         scaled_grid,
         source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),
         fit.target, sw, splits,
         lambdas=_fixed_lambdas(est, task, fit, sw), n_lambdas=est.n_lambdas, eps=est.eps,
-        max_rules=est.max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
+        max_rules=max_rules, refine_path=bool(est.refine_path), one_se=bool(est.one_se),
         n_jobs=est.n_jobs, loss=task.validation_loss, lam=est.lam,
         fit_intercept=bool(est.fit_intercept), tol=float(est.tol), max_iter=est.max_iter,
         progress=progress, fitter=fitter, by_budget=by_budget)
     return [fit.scale.unscale_path(p) for p in paths], best
 
 
-def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, pool=None):
+def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, pool=None,
+               source=None):
     """Step 6: the fitted attributes of ``est`` from the selected point (with
-    ``pool``, a stable fit's ``(columns, frequency)``: its weights are on the
-    pool's columns)."""
+    ``pool``, a stable fit's ``(columns, frequency, scale)``: its weights are
+    on the pool's columns, ``source``)."""
     g_best, k_best = best
     path = paths[g_best]
     est.paths_ = paths
@@ -326,7 +331,9 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     est.validation_error_ = float(path.validation_error[k_best])
     pen = copy.deepcopy(grid[g_best][1])
     if fit.extra is not None:
-        pen = with_linear_penalty(pen, grid[g_best][0], fit.n_rule_blocks)
+        n_blocks = fit.n_rule_blocks if pool is None else len(pool[0])
+        pen = with_linear_penalty(pen if source is None else source.rule_penalty(pen),
+                                  grid[g_best][0], n_blocks)
     pen.lam = est.lambda_
     est.penalty_ = pen
     est.rule_depth_ = rules.cut.depth
@@ -358,7 +365,8 @@ def _with_linear_terms(scaled_grid, fitter, fit, source=None):
     if fit.extra is None:
         return scaled_grid, fitter
     n_rule_blocks = fit.n_rule_blocks if source is None else source.n_rule_columns
-    scaled_grid = [(params, with_linear_penalty(pen, params, n_rule_blocks))
+    rule_penalty = (lambda pen: pen) if source is None else source.rule_penalty
+    scaled_grid = [(params, with_linear_penalty(rule_penalty(pen), params, n_rule_blocks))
                    for params, pen in scaled_grid]
     extend = getattr(fitter, "with_extra_blocks", None)
     return scaled_grid, (fitter if extend is None else extend(fit.extra_class))

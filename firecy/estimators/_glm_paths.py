@@ -27,6 +27,8 @@ class _IRLSPaths:
     # (benchmarks/counts_survival/RESULTS.md, "Selection"). A benchmark sets
     # it on the class to measure again.
     refine = False
+    #: irls_path fits unpenalised blocks first (a stable fit's kept pool)
+    keeps_unpenalised_blocks = True
 
     def path(self, design, y, penalty, *, sample_weight=None, lambdas=None, n_lambdas=50,
              eps=1e-3, max_rules=None, fit_intercept=True, tol=1e-6, max_iter=None,

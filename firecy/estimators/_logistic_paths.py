@@ -56,6 +56,9 @@ def pack_target(codes, baseline):
 class BinaryLogisticPaths:
     """Paths of the logistic loss; the ensemble's baseline is the offset."""
 
+    #: :func:`~firecy.solver.fire_path` fits unpenalised blocks first (``_stable``)
+    keeps_unpenalised_blocks = True
+
     def path(self, design, y, penalty, *, sample_weight=None, **kwargs):
         labels, offset = y[:, 0], y[:, 1]
         s = check_sample_weight(sample_weight, labels.shape[0])

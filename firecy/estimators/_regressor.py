@@ -6,7 +6,7 @@ from firecy._dask import is_dask
 from firecy.estimators._base import FIREEstimatorBase, default_forest
 from firecy.estimators._data import validate_fit_data
 from firecy.estimators._fit import Task, fit_rule_model
-from firecy.estimators._selection import weighted_squared_error
+from firecy.estimators._selection import SquaredLossPaths, weighted_squared_error
 
 __all__ = ["FIRERegressor", "regression_task"]
 
@@ -17,7 +17,7 @@ def regression_task(est, data):
     y = np.asarray(data.y, dtype=np.float64)
     return Task(kind="regression", default_model=default_forest(est, "regression"),
                 model_y=y, pack_target=lambda baseline: y - baseline,
-                fitter=lambda ensemble: None, validation_loss=weighted_squared_error,
+                fitter=lambda ensemble: SquaredLossPaths(), validation_loss=weighted_squared_error,
                 loss="squared")
 
 
@@ -124,7 +124,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         Rule budget: only path points with at most ``max_rules`` nonzero
         weights in the final (full-data) model are eligible, and paths stop
         after the first point beyond it. The default is the paper's "fewer
-        than 15 rules". None: no budget.
+        than 15 rules". None: no budget. With ``stable=True`` the size of
+        the rule pool (see ``stable``).
     rule_depth : "auto", int, tuple of int or None, default="auto"
         Which nodes of each tree are rules: an int ``d`` takes the leaves of
         each tree cut at depth ``d`` (every node at depth ``d``, and every
@@ -168,7 +169,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         mean; a missing value adds 0), in a design column scaled to compete
         with the rules, under the rules' sparsity penalty (L1, or MCP with
         ``gamma``; fusion and group-L0 do not apply to it). A kept term
-        counts against ``max_rules``, which becomes a budget of terms.
+        counts against ``max_rules``, which becomes a budget of terms (not
+        in the stable mode that keeps its pool: see ``stable``).
         Constant and all-missing features are not offered (``summary()``
         says which); categorical features never are. The fitted terms are
         ``linear_terms_`` and their effects per unit of ``x``
@@ -181,19 +183,25 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         (``docs/stability.rst``): the default forest (500 trees of depth 2,
         a third of the features per split) gives rules of one or two
         conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
-        the ``max_rules`` most frequent distinct ones over the trees form
-        the pool (SIRUS's); FIRE's path and cross-validation select and
-        weight rules in it, a rule's penalty growing as its frequency falls
-        (``f_max / f`` under L1), so that rules enter in about the order of
-        their frequency. ``rules_`` then has a ``stability`` column (each
-        rule's frequency over the trees) and ``path_.stability`` the
-        agreement of the rule sets of 20 fits on random halves of the rows
-        at each point of the path, beside its validation error. About the
-        CPU of a default fit with the default forest; more with a large
-        model of your own, whose rules at depths 1 and 2 form the pool.
-        The linear terms (``linear_terms``) are
-        offered beside the pool as in a default fit; with
-        ``linear_terms=False`` the result is a rule set only.
+        the ``max_rules`` most frequent of them over the trees form the pool
+        (SIRUS's; a rule equal to a more frequent one up to each feature's
+        deciles, or a linear combination of more frequent ones and the
+        constant, is left out). With the linear terms (``linear_terms``, the
+        default) and the squared loss, every pool rule is kept, unpenalised,
+        and FIRE's path and cross-validation choose only the linear terms
+        beside them (``max_rules`` is then the number of rules, the linear
+        terms come on top). Otherwise (``linear_terms=False``; the
+        classifiers, the Poisson and survival estimators, whose losses an
+        unpenalised rule can make diverge) FIRE's path and cross-validation
+        select and weight rules in the pool, a rule's penalty growing as its
+        frequency falls (``f_max / f`` under L1), so that rules enter in
+        about the order of their frequency. ``rules_`` then has a
+        ``stability`` column (each rule's frequency over the trees) and
+        ``path_.stability`` the agreement of the terms (rules and linear
+        terms) of 20 fits on random halves of the rows at each point of the
+        path, beside its validation error. About the CPU of a default fit
+        with the default forest; more with a large model of your own, whose
+        rules at depths 1 and 2 form the pool.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3

@@ -154,7 +154,13 @@ class SquaredLossPaths:
     validation loss scores; ``y`` are those rows' targets, for a fitter that
     keeps per-row data such as an offset in them).  This one is regression's:
     the squared loss on the target (the baseline already subtracted).
+    ``keeps_unpenalised_blocks``: its paths start where the blocks of an
+    :class:`~firecy.penalties.Unpenalised` penalty are fitted
+    (:func:`~firecy.solver.fire_path`), so a stable fit may keep its pool's
+    rules unpenalised (``_stable``).
     """
+
+    keeps_unpenalised_blocks = True
 
     def path(self, design, y, penalty, **kwargs):
         return fire_path(design, y, penalty, **kwargs)

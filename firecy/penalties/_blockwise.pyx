@@ -145,6 +145,17 @@ cdef class BlockwisePenalty(Penalty):
         return BlockwisePenalty(self.rules, self.linear,
                                 int(np.count_nonzero(blocks < self.n_rule_blocks)))
 
+    def unpenalised_blocks(self, block_ptr):
+        """The blocks no ``lam`` penalises: the rule penalty's among the rule
+        blocks (an :class:`~firecy.penalties.Unpenalised` one: all of them),
+        none of the linear terms'."""
+        ptr = np.asarray(block_ptr)
+        n = min(self.n_rule_blocks, ptr.size - 1)
+        find = getattr(self.rules, "unpenalised_blocks", None)
+        if find is None:
+            return np.empty(0, dtype=np.intp)
+        return np.asarray(find(ptr[:n + 1]), dtype=np.intp)
+
     def _repr_params(self):
         return f"{self.rules!r}, {self.linear!r}, n_rule_blocks={self.n_rule_blocks}"
 

@@ -384,6 +384,30 @@ def _inner_step(problem, penalty, q, g, eta, w, b, tol, inner_max_iter):
     return dw, db, db + np.asarray(problem.csc @ dw)
 
 
+def _unpenalised_start(problem, penalty, tol, max_iter, inner_max_iter):
+    """As :func:`firecy.solver._path.unpenalised_start`, for the outer loop:
+    ``(lambda_max, w, intercept)`` at the top of a path whose penalty leaves
+    some blocks unpenalised, or None."""
+    from firecy.solver._path import restricted, unpenalised_split
+
+    split = unpenalised_split(penalty, problem.design)
+    if split is None:
+        return None
+    free, rest = split
+    sub_design, cols = problem.design.subset_blocks(free)
+    sub = IRLSProblem(sub_design, problem.loss, problem.offset, problem.fit_intercept)
+    res = irls_solve(sub, restricted(penalty, free), tol=tol, max_iter=max_iter,
+                     inner_max_iter=inner_max_iter)
+    w = np.zeros(problem.design.n_columns)
+    w[cols] = res.coef
+    if rest.size == 0:
+        return 0.0, w, res.intercept
+    rest_design, _ = problem.design.subset_blocks(rest)
+    at_fit = IRLSProblem(rest_design, problem.loss,
+                         problem.offset + sub_design.matvec(res.coef), problem.fit_intercept)
+    return at_fit.lambda_max(restricted(penalty, rest)), w, res.intercept
+
+
 def irls_path(problem, penalty, *, lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,
               tol=1e-6, max_iter=100, inner_max_iter=None, progress=None):
     """The regularisation path over ``penalty.lam`` with warm starts (as
@@ -398,7 +422,8 @@ def irls_path(problem, penalty, *, lambdas=None, n_lambdas=50, eps=1e-3, max_rul
     if max_rules is not None and (not isinstance(max_rules, numbers.Integral) or max_rules < 1):
         raise ValueError(f"max_rules must be a positive integer, got {max_rules!r}")
     pen = copy.deepcopy(penalty)
-    top = problem.lambda_max(pen)
+    start = _unpenalised_start(problem, pen, tol, max_iter, inner_max_iter)
+    top, w_top, b_top = start if start is not None else (problem.lambda_max(pen), None, None)
     if lambdas is None:
         if not np.isfinite(top):
             raise ValueError("lambda_max is infinite for this penalty: pass the grid")
@@ -411,7 +436,9 @@ def irls_path(problem, penalty, *, lambdas=None, n_lambdas=50, eps=1e-3, max_rul
     for j, lam in enumerate(grid):
         pen.lam = float(lam)
         if lam >= top:
-            w, b = np.zeros_like(w), problem.b0
+            # the top's solution: w = 0, or the unpenalised blocks' fit
+            w, b = ((np.zeros_like(w), problem.b0) if w_top is None
+                    else (w_top.copy(), b_top))
             res = SolveResult(coef=w, intercept=b, objective=problem.objective(pen, w, b),
                               n_iter=0, converged=True)
         else:

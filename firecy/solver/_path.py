@@ -4,6 +4,10 @@ penalty's ``lam`` and :func:`group_l0_path` over group-L0's ``lam0``.
 Each point starts from the previous point's weights and intercept; the path
 starts at the closed-form top (lambda_max, where w = 0 is a solution; see
 :func:`~firecy.solver.lambda_max`) and can stop early at a rule budget.
+Blocks that no ``lam`` penalises (:class:`~firecy.penalties.Unpenalised`,
+named by the penalty's ``unpenalised_blocks``) move the top: the path
+starts where they are fitted and every other block is at zero
+(:func:`unpenalised_start`).
 """
 import copy
 import numbers
@@ -71,10 +75,11 @@ def fire_path(design, y, penalty, *, datafit="quadratic", offset=None, block_ptr
     problem = Problem(design, y, sample_weight, fit_intercept, block_ptr, datafit, offset)
     template = check_penalty(penalty)
     max_updates = check_solver_params(tol, max_iter, problem.design.n_blocks)
-    lam_max = problem.lambda_max(template)
+    start = unpenalised_start(problem, template, tol, max_updates, strategy)
+    lam_max, w_top = start if start is not None else (problem.lambda_max(template), None)
     lambdas = _check_grid(lambdas, n_lambdas, eps, lam_max, "lambda")
     path = _warm_path(problem, template, "lam", lambdas, lam_max, max_rules, tol,
-                      max_updates, progress, strategy)
+                      max_updates, progress, strategy, w_top=w_top)
     if refine_path:
         from firecy.solver._refine import refine_jumps
 
@@ -148,10 +153,63 @@ def _check_grid(grid, n_points, eps, top, name):
     return np.sort(grid)[::-1]
 
 
+def unpenalised_start(problem, template, tol, max_updates, strategy="working_set"):
+    """The path's top when some blocks are unpenalised, and its weights.
+
+    With blocks that no ``lam`` penalises (the penalty's
+    ``unpenalised_blocks(block_ptr)``; glmnet's ``penalty.factor = 0``), the
+    top of the path is not ``w = 0``: it is the fit of those blocks alone
+    (and the intercept), and the path's lambda_max is the other blocks'
+    lambda_max at that fit, computed as at ``w = 0`` with the fitted blocks'
+    margin as an offset (the intercept's optimum is the same either way).
+
+    Returns
+    -------
+    None when every block is penalised, else ``(lambda_max, w)``: ``w`` the
+    full weight vector at the top (the other blocks at zero); lambda_max is
+    0 when no block is penalised (every ``lam`` gives that fit).
+    """
+    design = problem.design
+    split = unpenalised_split(template, design)
+    if split is None:
+        return None
+    free, rest = split
+    sub_design, cols = design.subset_blocks(free)
+    sub = problem.subproblem(sub_design)
+    w_free = np.zeros(sub_design.n_columns)
+    sub.solve(restricted(template, free), w_free, tol, max_updates, strategy=strategy)
+    w = np.zeros(design.n_columns)
+    w[cols] = w_free
+    if rest.size == 0:
+        return 0.0, w
+    rest_design, _ = design.subset_blocks(rest)
+    offset = problem.offset + sub_design.matvec(w_free)
+    at_fit = Problem(rest_design, problem.y, problem.s, problem.fit_intercept,
+                     datafit=problem.datafit, offset=offset)
+    return at_fit.lambda_max(restricted(template, rest)), w
+
+
+def unpenalised_split(penalty, design):
+    """``(unpenalised blocks, the others)`` of ``design`` under ``penalty``
+    (its ``unpenalised_blocks``), or None when every block is penalised."""
+    find = getattr(penalty, "unpenalised_blocks", None)
+    free = np.unique(np.asarray([] if find is None else find(design.block_ptr), dtype=np.intp))
+    if free.size == 0:
+        return None
+    return free, np.setdiff1d(np.arange(design.n_blocks), free)
+
+
+def restricted(penalty, blocks):
+    """``penalty`` on the design of ``blocks`` only (``restrict_blocks``)."""
+    restrict = getattr(penalty, "restrict_blocks", None)
+    return penalty if restrict is None else restrict(blocks)
+
+
 def _warm_path(problem, template, param, grid, top, max_rules, tol, max_updates,
-               progress, strategy):
+               progress, strategy, w_top=None):
     """Solve along ``grid`` (decreasing) for the penalty attribute ``param``,
-    each point warm-started from the previous one."""
+    each point warm-started from the previous one (``w_top``: the solution
+    at and above ``top``, default zero)."""
     if max_rules is not None and (not isinstance(max_rules, numbers.Integral) or max_rules < 1):
         raise ValueError(f"max_rules must be a positive integer, got {max_rules!r}")
     pen = copy.deepcopy(template)
@@ -163,8 +221,9 @@ def _warm_path(problem, template, param, grid, top, max_rules, tol, max_updates,
     for k, value in enumerate(grid):
         setattr(pen, param, float(value))
         if value >= top:
-            # w = 0 is a solution by definition of the path's top: no rounding noise
-            w[:] = 0.0
+            # the top's solution by definition (w = 0, or the unpenalised
+            # blocks' fit): no rounding noise
+            w[:] = 0.0 if w_top is None else w_top
             obj, intercept = problem.engine.objective_at(pen, w)
             res = SolveResult(coef=w, intercept=intercept, objective=obj, n_iter=0,
                               converged=True)

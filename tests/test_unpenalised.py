@@ -1,0 +1,150 @@
+"""Unpenalised blocks (``firecy.penalties.Unpenalised``) and the stable mode
+that keeps its pool's rules with them (issue 39)."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.linear_model import Lasso
+
+from firecy import FIREClassifier, FIRERegressor
+from firecy.penalties import L1, MCP, BlockwisePenalty, Unpenalised
+from firecy.solver import fire_path
+
+FAST = dict(n_lambdas=15, cv=3, random_state=0, n_jobs=1)
+
+
+def _problem(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    A = (rng.random((n, 3)) < 0.4).astype(float)      # kept: indicator columns
+    B = rng.normal(size=(n, 5))                        # chosen by the path
+    y = A @ [1.0, -2.0, 0.5] + B @ [1.0, 0.0, 0.0, -0.5, 0.0] + rng.normal(size=n)
+    return A, B, y
+
+
+def _projected_out(A, B, y, w=None):
+    """B and y with the intercept and A projected out (weighted by ``w``)."""
+    w = np.ones(len(y)) if w is None else w
+    r = np.sqrt(w / w.sum())
+    Z = np.column_stack([np.ones(len(y)), A]) * r[:, None]
+    Q, _ = np.linalg.qr(Z)
+    Bw, yw = B * r[:, None], y * r
+    return Bw - Q @ (Q.T @ Bw), yw - Q @ (Q.T @ yw)
+
+
+def test_contract_of_the_zero_penalty():
+    pen = Unpenalised(0.7)
+    assert pen.value_of([3.0, -2.0]) == 0.0
+    np.testing.assert_array_equal(pen.prox_of([2.0, -0.3], step=0.1), [2.0, -0.3])
+    assert pen.lambda_max_of([0.0, 1e-9]) == np.inf and pen.lambda_max_of([0.0]) == 0.0
+    assert pen.is_separable and not pen.score_is_decrease
+    blockwise = BlockwisePenalty(Unpenalised(), L1(1.0), 3)
+    np.testing.assert_array_equal(blockwise.unpenalised_blocks(np.arange(9)), [0, 1, 2])
+    assert BlockwisePenalty(L1(), L1(), 3).unpenalised_blocks(np.arange(9)).size == 0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_squared_path_is_the_lasso_with_the_kept_columns_projected_out(weighted):
+    # min 1/2 sum s_i r_i^2 + lam |w_B| over (b, v, w_B): v and b are least
+    # squares given w_B, so w_B is the lasso on B and y with [1, A] projected out
+    A, B, y = _problem()
+    s = np.random.default_rng(1).uniform(0.5, 2.0, len(y)) if weighted else None
+    pen = BlockwisePenalty(Unpenalised(), L1(1.0), 3)
+    path = fire_path(np.column_stack([A, B]), y, pen, block_ptr=np.arange(9),
+                     sample_weight=s, n_lambdas=10, tol=1e-12)
+    Br, yr = _projected_out(A, B, y, s)
+    assert path.lambda_max == pytest.approx(np.abs(Br.T @ yr).max(), rel=1e-10)
+    assert np.all(path.coefs[0][3:] == 0) and np.all(path.coefs[:, :3] != 0)
+    for k in (0, 3, 9):
+        ref = Lasso(alpha=path.lambdas[k], fit_intercept=False, tol=1e-14,
+                    max_iter=100_000).fit(Br * np.sqrt(len(y)), yr * np.sqrt(len(y)))
+        np.testing.assert_allclose(path.coefs[k][3:], ref.coef_, atol=1e-7)
+    # just below the top, a penalised column enters
+    below = fire_path(np.column_stack([A, B]), y, pen, block_ptr=np.arange(9), sample_weight=s,
+                      lambdas=[0.99 * path.lambda_max], tol=1e-12)
+    assert np.count_nonzero(below.coefs[0][3:]) == 1
+
+
+def test_logistic_path_is_stationary_and_the_kept_blocks_alone_is_least_squares():
+    A, B, y = _problem(seed=2)
+    labels = (y > 0).astype(float)
+    M = np.column_stack([A, B])
+    pen = BlockwisePenalty(Unpenalised(), MCP(1.0, 3.0), 3)
+    path = fire_path(M, labels, pen, block_ptr=np.arange(9), datafit="logistic",
+                     n_lambdas=8, tol=1e-12)
+    for k in range(len(path.lambdas)):
+        w, b, lam = path.coefs[k], path.intercepts[k], path.lambdas[k]
+        p = 1 / (1 + np.exp(-(M @ w + b)))
+        grad = M.T @ (p - labels) / len(labels)
+        assert abs(np.mean(p - labels)) < 1e-8             # the intercept
+        np.testing.assert_allclose(grad[:3], 0, atol=1e-8)  # the unpenalised columns
+        zero = w[3:] == 0
+        assert np.all(np.abs(grad[3:][zero]) <= lam * (1 + 1e-6))
+    # only unpenalised blocks: every lam gives the plain fit (lambda_max 0)
+    only = fire_path(A, y, Unpenalised(), block_ptr=np.arange(4), lambdas=[1.0, 0.1],
+                     tol=1e-14)
+    ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), A]), y, rcond=None)
+    for k in range(2):
+        np.testing.assert_allclose(np.r_[only.intercepts[k], only.coefs[k]], ref, atol=1e-8)
+
+
+def test_stable_regressor_keeps_its_pool_and_chooses_the_lines():
+    # with linear terms, stable=True keeps the pool's max_rules rules
+    # unpenalised: given the chosen slopes, the intercept and the rules'
+    # weights are least squares on what the lines leave
+    X, y = load_diabetes(return_X_y=True)
+    fire = FIRERegressor(stable=True, max_rules=8, **FAST).fit(X, y)
+    cols = fire.stable_columns_
+    assert len(cols) == 8 and fire.n_rules_ == 8
+    assert np.all(fire.coef_[cols] != 0) and fire.n_terms_ >= fire.n_rules_
+    assert isinstance(fire.penalty_.rules, Unpenalised)
+    ens, terms = fire.ensemble_, fire.linear_terms_
+    R = np.column_stack([ens.rule_mask(j, X) * ens.leaf_values[j] for j in cols])
+    lines = terms.design(X) @ (fire.linear_coef_ / terms.scale)
+    ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), R]), y - lines, rcond=None)
+    np.testing.assert_allclose(np.r_[fire.intercept_, fire.coef_[cols]], ref,
+                               rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+    np.testing.assert_allclose(fire.predict(X), ref[0] + R @ ref[1:] + lines, rtol=1e-4)
+    # the path's stability counts terms: the rules alone would agree trivially
+    s = fire.path_.stability
+    assert np.isfinite(s).any() and np.nanmin(s) < 1
+
+
+def test_stable_classifier_keeps_a_penalised_pool(monkeypatch):
+    # under the logistic loss an unpenalised rule can run off (separation):
+    # the classifier selects in its pool; the kept pool still works under
+    # the logistic loss when asked for (the benchmark's ablation)
+    from firecy.estimators import _stable
+
+    X, y = load_breast_cancer(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = FIREClassifier(stable=True, max_rules=6, **FAST).fit(X, y)
+        assert not isinstance(clf.penalty_.rules, Unpenalised)
+        monkeypatch.setattr(_stable, "KEEP_POOL_LOSSES", ("squared", "logistic"))
+        kept = FIREClassifier(stable=True, max_rules=6, **FAST).fit(X, y)
+    cols = kept.stable_columns_
+    assert kept.n_rules_ == len(cols) == 6 and isinstance(kept.penalty_.rules, Unpenalised)
+    R = np.column_stack([kept.ensemble_.rule_mask(j, X) for j in cols]).astype(float)
+    assert np.linalg.matrix_rank(np.column_stack([np.ones(len(y)), R])) == len(cols) + 1
+    p = kept.predict_proba(X)[:, 1]
+    # the rules' weights are unpenalised: the logistic loss is stationary in them
+    np.testing.assert_allclose(R.T @ (p - y) / len(y), 0, atol=1e-5)
+
+
+def test_kept_pool_through_the_poisson_outer_loop(monkeypatch):
+    from firecy import FIREPoissonRegressor
+    from firecy.estimators import _stable
+
+    X, y = load_diabetes(return_X_y=True)
+    counts = np.random.default_rng(0).poisson(np.exp(0.5 * (y - y.mean()) / y.std()))
+    monkeypatch.setattr(_stable, "KEEP_POOL_LOSSES", ("squared", "poisson"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = FIREPoissonRegressor(stable=True, max_rules=6, **FAST).fit(X, counts)
+    cols = fit.stable_columns_
+    assert fit.n_rules_ == len(cols) == 6 and isinstance(fit.penalty_.rules, Unpenalised)
+    R = np.column_stack([fit.ensemble_.rule_mask(j, X) for j in cols]).astype(float)
+    # unpenalised: the Poisson loss is stationary in the rules' weights
+    grad = R.T @ (fit.predict(X) - counts) / len(counts)
+    np.testing.assert_allclose(grad, 0, atol=1e-5 * counts.mean())
