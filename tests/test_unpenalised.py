@@ -38,6 +38,13 @@ def test_contract_of_the_zero_penalty():
     np.testing.assert_array_equal(pen.prox_of([2.0, -0.3], step=0.1), [2.0, -0.3])
     assert pen.lambda_max_of([0.0, 1e-9]) == np.inf and pen.lambda_max_of([0.0]) == 0.0
     assert pen.is_separable and not pen.score_is_decrease
+    # a fixed ridge, scaled by the curvature: value, prox, subdifferential
+    ridged = Unpenalised(ridge=0.5)
+    assert ridged.value_of([2.0], curvature=3.0) == pytest.approx(0.5 / 2 * 3.0 * 4.0)
+    np.testing.assert_allclose(ridged.prox_of([2.0], step=1.0, curvature=3.0), [2.0 / 2.5])
+    assert ridged.direction_of([1.0], [-1.5], curvature=3.0) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="ridge"):
+        Unpenalised(ridge=-1.0)
     blockwise = BlockwisePenalty(Unpenalised(), L1(1.0), 3)
     np.testing.assert_array_equal(blockwise.unpenalised_blocks(np.arange(9)), [0, 1, 2])
     assert BlockwisePenalty(L1(), L1(), 3).unpenalised_blocks(np.arange(9)).size == 0
@@ -89,47 +96,82 @@ def test_logistic_path_is_stationary_and_the_kept_blocks_alone_is_least_squares(
 
 
 def test_stable_regressor_keeps_its_pool_and_chooses_the_lines():
-    # with linear terms, stable=True keeps the pool's max_rules rules
-    # unpenalised: given the chosen slopes, the intercept and the rules'
-    # weights are least squares on what the lines leave
+    # with linear terms, stable=True keeps the pool's max_rules rules under a
+    # fixed ridge (ridge / 2) a_j w_j^2 only (a_j = sum_i s_i M_ij^2, s
+    # summing to 1): in a rule's contribution beta_j = value_j * coef_j that
+    # is (ridge / 2) p_j beta_j^2, p_j its training support. Given the chosen
+    # slopes, the intercept and the betas solve the ridge normal equations
+    # on what the lines leave (no penalty on the intercept).
+    from firecy.estimators import _stable
+
     X, y = load_diabetes(return_X_y=True)
     fire = FIRERegressor(stable=True, max_rules=8, **FAST).fit(X, y)
     cols = fire.stable_columns_
     assert len(cols) == 8 and fire.n_rules_ == 8
     assert np.all(fire.coef_[cols] != 0) and fire.n_terms_ >= fire.n_rules_
-    assert isinstance(fire.penalty_.rules, Unpenalised)
+    ridge = _stable.KEEP_POOL_LOSSES["squared"]
+    assert isinstance(fire.penalty_.rules, Unpenalised) and fire.penalty_.rules.ridge == ridge
     ens, terms = fire.ensemble_, fire.linear_terms_
-    R = np.column_stack([ens.rule_mask(j, X) * ens.leaf_values[j] for j in cols])
+    masks = np.column_stack([ens.rule_mask(j, X) for j in cols]).astype(float)
     lines = terms.design(X) @ (fire.linear_coef_ / terms.scale)
-    ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), R]), y - lines, rcond=None)
-    np.testing.assert_allclose(np.r_[fire.intercept_, fire.coef_[cols]], ref,
+    Z = np.column_stack([np.ones(len(y)), masks])
+    n = len(y)
+    A = Z.T @ Z / n + np.diag(np.r_[0.0, ridge * masks.mean(axis=0)])
+    ref = np.linalg.solve(A, Z.T @ (y - lines) / n)
+    beta = fire.coef_[cols] * ens.leaf_values[cols]
+    np.testing.assert_allclose(np.r_[fire.intercept_, beta], ref,
                                rtol=1e-5, atol=1e-6 * np.abs(ref).max())
-    np.testing.assert_allclose(fire.predict(X), ref[0] + R @ ref[1:] + lines, rtol=1e-4)
+    np.testing.assert_allclose(fire.predict(X), Z @ ref + lines, rtol=1e-4)
     # the path's stability counts terms: the rules alone would agree trivially
     s = fire.path_.stability
     assert np.isfinite(s).any() and np.nanmin(s) < 1
 
 
-def test_stable_classifier_keeps_a_penalised_pool(monkeypatch):
-    # under the logistic loss an unpenalised rule can run off (separation):
-    # the classifier selects in its pool; the kept pool still works under
-    # the logistic loss when asked for (the benchmark's ablation)
+def test_stable_binary_classifier_keeps_its_pool_under_a_fixed_ridge():
+    # under the logistic loss a kept rule that holds rows of one class would
+    # run off: the pool's rules carry a fixed ridge (ridge / 2) a_j w_j^2,
+    # a_j = sum_i s_i / 4 M_ij^2 their columns' curvature (s summing to 1).
+    # In a rule's contribution beta_j = value_j * coef_j, that is
+    # (ridge / 8) p_j beta_j^2 with p_j its training support, so the rules'
+    # stationarity reads mean((p - y) mask_j) + (ridge / 4) p_j beta_j = 0.
     from firecy.estimators import _stable
 
     X, y = load_breast_cancer(return_X_y=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = FIREClassifier(stable=True, max_rules=6, **FAST).fit(X, y)
-        assert not isinstance(clf.penalty_.rules, Unpenalised)
-        monkeypatch.setattr(_stable, "KEEP_POOL_LOSSES", ("squared", "logistic"))
-        kept = FIREClassifier(stable=True, max_rules=6, **FAST).fit(X, y)
-    cols = kept.stable_columns_
-    assert kept.n_rules_ == len(cols) == 6 and isinstance(kept.penalty_.rules, Unpenalised)
-    R = np.column_stack([kept.ensemble_.rule_mask(j, X) for j in cols]).astype(float)
-    assert np.linalg.matrix_rank(np.column_stack([np.ones(len(y)), R])) == len(cols) + 1
-    p = kept.predict_proba(X)[:, 1]
-    # the rules' weights are unpenalised: the logistic loss is stationary in them
-    np.testing.assert_allclose(R.T @ (p - y) / len(y), 0, atol=1e-5)
+    ridge = _stable.KEEP_POOL_LOSSES["logistic"]
+    assert ridge > 0 and isinstance(clf.penalty_.rules, Unpenalised)
+    assert clf.penalty_.rules.ridge == ridge
+    cols = clf.stable_columns_
+    assert clf.n_rules_ == len(cols) == 6
+    ens = clf.ensemble_
+    masks = np.column_stack([ens.rule_mask(j, X) for j in cols]).astype(float)
+    assert np.linalg.matrix_rank(np.column_stack([np.ones(len(y)), masks])) == len(cols) + 1
+    beta = clf.coef_[cols] * ens.leaf_values[cols]
+    p = clf.predict_proba(X)[:, 1]
+    grad = masks.T @ (p - y) / len(y) + ridge / 4 * masks.mean(axis=0) * beta
+    np.testing.assert_allclose(grad, 0, atol=1e-5)
+    # and the loss alone is not stationary there: the ridge is what holds
+    assert np.abs(masks.T @ (p - y) / len(y)).max() > 1e-3
+
+
+def test_multiclass_and_poisson_select_in_their_pool():
+    from sklearn.datasets import load_iris
+
+    from firecy import FIREPoissonRegressor
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = FIREClassifier(stable=True, max_rules=6, **FAST).fit(X, y)
+    assert not isinstance(clf.penalty_.rules, Unpenalised)
+    Xd, yd = load_diabetes(return_X_y=True)
+    counts = np.random.default_rng(0).poisson(np.exp(0.5 * (yd - yd.mean()) / yd.std()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = FIREPoissonRegressor(stable=True, max_rules=6, **FAST).fit(Xd, counts)
+    assert not isinstance(fit.penalty_.rules, Unpenalised)
 
 
 def test_kept_pool_through_the_poisson_outer_loop(monkeypatch):
@@ -138,7 +180,7 @@ def test_kept_pool_through_the_poisson_outer_loop(monkeypatch):
 
     X, y = load_diabetes(return_X_y=True)
     counts = np.random.default_rng(0).poisson(np.exp(0.5 * (y - y.mean()) / y.std()))
-    monkeypatch.setattr(_stable, "KEEP_POOL_LOSSES", ("squared", "poisson"))
+    monkeypatch.setattr(_stable, "KEEP_POOL_LOSSES", {"squared": 0.0, "poisson": 0.0})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = FIREPoissonRegressor(stable=True, max_rules=6, **FAST).fit(X, counts)

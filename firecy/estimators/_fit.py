@@ -282,7 +282,7 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
     scaled_grid, fitter = _with_linear_terms(fit.scale.scale_grid(grid),
                                              _rules_fitter(task, rules, source), fit, source)
     # a stable fit that keeps its pool's rules: the budget is the pool's size
-    max_rules = None if getattr(source, "keep_rules", False) else est.max_rules
+    max_rules = None if getattr(source, "keep_rules", None) is not None else est.max_rules
     paths, best = select_on_paths(
         scaled_grid,
         source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),

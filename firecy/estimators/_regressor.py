@@ -187,15 +187,17 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         (SIRUS's; a rule equal to a more frequent one up to each feature's
         deciles, or a linear combination of more frequent ones and the
         constant, is left out). With the linear terms (``linear_terms``, the
-        default) and the squared loss, every pool rule is kept, unpenalised,
-        and FIRE's path and cross-validation choose only the linear terms
-        beside them (``max_rules`` is then the number of rules, the linear
-        terms come on top). Otherwise (``linear_terms=False``; the
-        classifiers, the Poisson and survival estimators, whose losses an
-        unpenalised rule can make diverge) FIRE's path and cross-validation
-        select and weight rules in the pool, a rule's penalty growing as its
-        frequency falls (``f_max / f`` under L1), so that rules enter in
-        about the order of their frequency. ``rules_`` then has a
+        default), this estimator and the binary classifier keep every pool
+        rule, with no sparsity penalty but a small fixed ridge (without it
+        a classifier's rule that holds one class runs off, and 14 free rules
+        overfit a small sample), and FIRE's path and cross-validation choose
+        only the linear terms beside them (``max_rules`` is then the number
+        of rules, the linear terms come on top). Otherwise (``linear_terms=False``; the
+        multi-class classifier; the Poisson and survival estimators, not
+        measured kept) FIRE's path and cross-validation select and weight
+        rules in the pool, a rule's penalty growing as its frequency falls
+        (``f_max / f`` under L1), so that rules enter in about the order of
+        their frequency. ``rules_`` then has a
         ``stability`` column (each rule's frequency over the trees) and
         ``path_.stability`` the agreement of the terms (rules and linear
         terms) of 20 fits on random halves of the rows at each point of the
