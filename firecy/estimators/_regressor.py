@@ -184,9 +184,10 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         a third of the features per split) gives rules of one or two
         conditions (``rule_depth=(1, 2)`` unless ``rule_depth`` is set), and
         the ``max_rules`` most frequent of them over the trees form the pool
-        (SIRUS's; a rule equal to a more frequent one up to each feature's
-        deciles, or a linear combination of more frequent ones and the
-        constant, is left out). With the linear terms (``linear_terms``, the
+        (SIRUS's; the two sides of a split, ``x <= t`` and ``x > t``, count
+        as one rule; a rule equal to a more frequent one up to each
+        feature's deciles, or a linear combination of more frequent ones and
+        the constant, is left out). With the linear terms (``linear_terms``, the
         default), this estimator and the binary classifier keep every pool
         rule, with no sparsity penalty but a small fixed ridge (without it
         a classifier's rule that holds one class runs off, and 14 free rules
