@@ -283,3 +283,36 @@ def test_stable_pool_counts_a_split_and_its_complement_once(diabetes):
         holders = {int(trees[k]) for k in range(R) if rules[k] in sides}
         assert fire._rule_stability[j] == pytest.approx(len(holders) / len(set(trees.tolist())))
     assert n_single > 0
+
+
+def test_stable_pool_writes_a_pair_beside_its_parent_as_the_lower_child(diabetes):
+    # A and x > t beside A is A minus (A and x <= t): the pool writes it as
+    # its node's lower child, so two samples name it alike; the parent (its
+    # split written on its lower side) and the pair are then both in the pool
+    from firecy.rules import simplify_conditions
+
+    X, y = diabetes
+    # seed 0: written apart, the pool keeps an upper child beside its parent (checked)
+    fire = FIRERegressor(stable=True, **FAST).fit(X, y)
+    ens = fire.ensemble_
+
+    def lower(conds):
+        if len(conds) == 1 and conds[0].op in (">", ">="):
+            return lower(simplify_conditions([_flipped(conds[0])]))
+        return frozenset(conds)
+
+    pool = {lower(simplify_conditions(ens.rules[j])) for j in fire.stable_columns_}
+    pairs = 0
+    for j in fire.stable_columns_:
+        path = list(ens.rules[j])
+        if len(path) == 2 and lower(simplify_conditions(path[:1])) in pool:
+            pairs += 1
+            assert path[-1].op in ("<=", "<")
+    assert pairs > 0
+
+
+def _flipped(c):
+    import dataclasses
+
+    flip = {"<=": ">", ">": "<=", "<": ">=", ">=": "<"}
+    return dataclasses.replace(c, op=flip[c.op], missing=not c.missing)

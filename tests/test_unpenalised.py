@@ -97,11 +97,12 @@ def test_logistic_path_is_stationary_and_the_kept_blocks_alone_is_least_squares(
 
 def test_stable_regressor_keeps_its_pool_and_chooses_the_lines():
     # with linear terms, stable=True keeps the pool's max_rules rules under a
-    # fixed ridge (ridge / 2) a_j w_j^2 only (a_j = sum_i s_i M_ij^2, s
-    # summing to 1): in a rule's contribution beta_j = value_j * coef_j that
-    # is (ridge / 2) p_j beta_j^2, p_j its training support. Given the chosen
-    # slopes, the intercept and the betas solve the ridge normal equations
-    # on what the lines leave (no penalty on the intercept).
+    # fixed ridge (ridge / 2) a_j w_j^2 only, on centred columns (a_j =
+    # sum_i s_i (M_ij - m_j)^2, s summing to 1): in a rule's contribution
+    # beta_j = value_j * coef_j that is (ridge / 2) p_j (1 - p_j) beta_j^2,
+    # p_j its training support. Given the chosen slopes, the intercept and
+    # the betas solve the ridge normal equations on what the lines leave (no
+    # penalty on the intercept).
     from firecy.estimators import _stable
 
     X, y = load_diabetes(return_X_y=True)
@@ -116,7 +117,8 @@ def test_stable_regressor_keeps_its_pool_and_chooses_the_lines():
     lines = terms.design(X) @ (fire.linear_coef_ / terms.scale)
     Z = np.column_stack([np.ones(len(y)), masks])
     n = len(y)
-    A = Z.T @ Z / n + np.diag(np.r_[0.0, ridge * masks.mean(axis=0)])
+    p = masks.mean(axis=0)
+    A = Z.T @ Z / n + np.diag(np.r_[0.0, ridge * p * (1 - p)])
     ref = np.linalg.solve(A, Z.T @ (y - lines) / n)
     beta = fire.coef_[cols] * ens.leaf_values[cols]
     np.testing.assert_allclose(np.r_[fire.intercept_, beta], ref,
@@ -130,10 +132,11 @@ def test_stable_regressor_keeps_its_pool_and_chooses_the_lines():
 def test_stable_binary_classifier_keeps_its_pool_under_a_fixed_ridge():
     # under the logistic loss a kept rule that holds rows of one class would
     # run off: the pool's rules carry a fixed ridge (ridge / 2) a_j w_j^2,
-    # a_j = sum_i s_i / 4 M_ij^2 their columns' curvature (s summing to 1).
-    # In a rule's contribution beta_j = value_j * coef_j, that is
-    # (ridge / 8) p_j beta_j^2 with p_j its training support, so the rules'
-    # stationarity reads mean((p - y) mask_j) + (ridge / 4) p_j beta_j = 0.
+    # a_j = sum_i s_i / 4 (M_ij - m_j)^2 their centred columns' curvature (s
+    # summing to 1). In a rule's contribution beta_j = value_j * coef_j, that
+    # is (ridge / 8) p_j (1 - p_j) beta_j^2 with p_j its training support, so
+    # the rules' stationarity reads
+    # mean((p - y) mask_j) + (ridge / 4) p_j (1 - p_j) beta_j = 0.
     from firecy.estimators import _stable
 
     X, y = load_breast_cancer(return_X_y=True)
@@ -150,7 +153,8 @@ def test_stable_binary_classifier_keeps_its_pool_under_a_fixed_ridge():
     assert np.linalg.matrix_rank(np.column_stack([np.ones(len(y)), masks])) == len(cols) + 1
     beta = clf.coef_[cols] * ens.leaf_values[cols]
     p = clf.predict_proba(X)[:, 1]
-    grad = masks.T @ (p - y) / len(y) + ridge / 4 * masks.mean(axis=0) * beta
+    support = masks.mean(axis=0)
+    grad = masks.T @ (p - y) / len(y) + ridge / 4 * support * (1 - support) * beta
     np.testing.assert_allclose(grad, 0, atol=1e-5)
     # and the loss alone is not stationary there: the ridge is what holds
     assert np.abs(masks.T @ (p - y) / len(y)).max() > 1e-3

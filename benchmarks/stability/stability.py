@@ -83,62 +83,73 @@ ABLATIONS = {
     "stable_freq_median2": ("penalty (f_median / f) ** 2", {},
                             {"FREQUENCY_REFERENCE": "median", "FREQUENCY_POWER": 2.0}),
     "stable_penalised_pool": ("the pool's rules penalised beside the lines (before the third "
-                              "run)", {}, {"KEEP_POOL_LOSSES": {}, "CANONICAL_SIDE": False}),
+                              "run)", {}, {"KEEP_POOL_LOSSES": {}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     # measured before the ridge on the kept pool (KEEP_POOL_LOSSES pinned to that)
     "stable_near_duplicates": ("pool rules equal up to the training deciles both kept", {},
                                {"DISTINCT_DECILES": False, "KEEP_POOL_LOSSES": {"squared": 0.0},
-                                "CANONICAL_SIDE": False}),
+                                "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_rules_only_near_duplicates": ("rules only, near-duplicates kept",
                                           {"linear_terms": False},
-                                          {"DISTINCT_DECILES": False, "CANONICAL_SIDE": False}),
+                                          {"DISTINCT_DECILES": False, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     # measured against stable_near_duplicates (the third run's first default)
     "stable_near_duplicates_keep_logistic": (
         "near-duplicates kept; the pool kept unpenalised under the logistic loss too", {},
         {"DISTINCT_DECILES": False, "KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.0},
-         "CANONICAL_SIDE": False}),
+         "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_keep_logistic_ridge0.03": (
         "the pool kept under the logistic loss with a fixed ridge 0.03", {},
-        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.03}, "CANONICAL_SIDE": False}),
+        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.03}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_keep_logistic_ridge0.1": (
         "the pool kept under the logistic loss with a fixed ridge 0.1", {},
-        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.1}, "CANONICAL_SIDE": False}),
+        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.1}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_keep_logistic_ridge0.3": (
         "the pool kept under the logistic loss with a fixed ridge 0.3", {},
-        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.3}, "CANONICAL_SIDE": False}),
+        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.3}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_no_ridge": ("the kept pool without a ridge (squared loss; the logistic loss keeps "
-                        "ridge 0.1)", {}, {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.1}, "CANONICAL_SIDE": False}),
+                        "ridge 0.1)", {}, {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.1}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_both_sides": ("a one-condition rule and its complement counted apart", {},
-                          {"CANONICAL_SIDE": False}),
+                          {"CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+    "stable_root_side_uncentred": ("a split's sides as one only at the root; the kept pool not "
+                                   "centred", {}, {"CANONICAL_SIDE": True, "CENTRE_KEPT": False}),
+    "stable_root_side": ("a split's sides as one only at the root", {},
+                         {"CANONICAL_SIDE": True}),
+    "stable_sibling_children": ("the two children of every node counted as one rule", {},
+                                {"CANONICAL_SIDE": "node"}),
+    "stable_sibling_children_uncentred": ("the two children of every node as one; the kept "
+                                          "pool not centred", {},
+                                          {"CANONICAL_SIDE": "node", "CENTRE_KEPT": False}),
+    "stable_rules_only_root_side": ("rules only, a split's sides as one only at the root",
+                                    {"linear_terms": False}, {"CANONICAL_SIDE": True}),
     "stable_rules_only_both_sides": ("rules only, a rule and its complement apart",
-                                     {"linear_terms": False}, {"CANONICAL_SIDE": False}),
+                                     {"linear_terms": False}, {"CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_ridge_squared0.03": ("a fixed ridge 0.03 on the kept pool under the squared loss too",
                                  {}, {"KEEP_POOL_LOSSES": {"squared": 0.03, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False}),
+                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_ridge_squared0.1": ("a fixed ridge 0.1 on the kept pool under the squared loss too",
                                 {}, {"KEEP_POOL_LOSSES": {"squared": 0.1, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False}),
+                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_ridge_squared0.3": ("a fixed ridge 0.3 on the kept pool under the squared loss too",
                                 {}, {"KEEP_POOL_LOSSES": {"squared": 0.3, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False}),
+                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_ridge_squared1": ("a fixed ridge 1 on the kept pool under the squared loss too",
                               {}, {"KEEP_POOL_LOSSES": {"squared": 1.0, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False}),
+                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_near_duplicates_rule_factor0.1": (
         "near-duplicates kept; the pool's rules at a tenth of the lines' penalty", {},
         {"DISTINCT_DECILES": False, "RULE_PENALTY_FACTOR": 0.1,
-         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False}),
+         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_near_duplicates_rule_factor0.01": (
         "near-duplicates kept; the pool's rules at a hundredth of the lines' penalty", {},
         {"DISTINCT_DECILES": False, "RULE_PENALTY_FACTOR": 0.01,
-         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False}),
+         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_near_duplicates_lines_l1": (
         "near-duplicates kept; the linear terms under L1 (not MCP)", {},
         {"DISTINCT_DECILES": False, "_linear_terms.LINEAR_PENALTY": "l1",
-         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False}),
+         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_near_duplicates_trees2000": (
         "near-duplicates kept; 2,000 trees", {},
         {"DISTINCT_DECILES": False, "N_TREES": 2000, "KEEP_POOL_LOSSES": {"squared": 0.0},
-         "CANONICAL_SIDE": False}),
+         "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
 }
 
 

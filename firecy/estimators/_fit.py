@@ -292,6 +292,9 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
         n_jobs=est.n_jobs, loss=task.validation_loss, lam=est.lam,
         fit_intercept=bool(est.fit_intercept), tol=float(est.tol), max_iter=est.max_iter,
         progress=progress, fitter=fitter, by_budget=by_budget)
+    if source is not None:
+        # a kept pool's centred columns: the intercepts of the columns as they are
+        paths = [source.uncentre(p) for p in paths]
     return [fit.scale.unscale_path(p) for p in paths], best
 
 

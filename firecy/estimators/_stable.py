@@ -19,13 +19,15 @@ of the features per split):
   halves of a pair beside its parent: SIRUS's filter, which also makes the
   weights below unique); a one-condition rule and its complement
   (``x <= t``, ``x > t``: the two sides of one split) count as one rule,
-  written on its lower side (``CANONICAL_SIDE``); the
+  written on its lower side, and a pair taken beside its parent is written
+  as its node's lower child (``CANONICAL_SIDE``); the
   ``POOL_PER_RULE * max_rules`` most frequent;
 * **kept as they come** when linear terms are offered and the loss is in
   ``KEEP_POOL_LOSSES`` (the squared and the binary logistic loss): the
   pool's rules have no sparsity penalty, only a small fixed ridge
-  (:class:`~firecy.penalties.Unpenalised` ``(ridge=0.1)``), and the path
-  and cross-validation choose only the linear terms beside them;
+  (:class:`~firecy.penalties.Unpenalised` ``(ridge=0.1)``, on the rule
+  columns centred, ``CENTRE_KEPT``), and the path and cross-validation
+  choose only the linear terms beside them;
 * **or FIRE's selection** among them (rules only; the multinomial, Poisson
   and Cox losses):
   the regularisation path and cross-validation of the estimator's
@@ -51,8 +53,10 @@ kept), error 0.87-1.04 times the defaults' on all twelve with the ridge
 (without it up to 1.085 under the squared loss, and 1.8-2.0 under the
 logistic loss, where a rule runs off); leaving out rules equal up to the
 deciles: the same goal counts for the Dice, fewer near-duplicates to read;
-a split's two sides counted as one: mean Dice 0.426 against 0.396, at or
-above SIRUS's on 8 of 12 sets against 6.
+a split's two sides counted as one, pairs beside their parent written as
+the lower child, the kept columns centred: mean Dice 0.434 against 0.396,
+at or above SIRUS's on 9 of 12 sets against 6, error within 1.05 times the
+defaults' on 12 (benchmarks/stability/RESULTS.md, "Third run").
 """
 import dataclasses
 
@@ -93,9 +97,16 @@ RULE_PENALTY_FACTOR = 1.0
 #: ``x2 <= 0.0051`` and ``x2 <= 0.0094`` would otherwise both be kept, often
 #: with weights of opposite signs
 DISTINCT_DECILES = True
-#: count a one-condition rule and its complement (``x <= t``, ``x > t``) as
-#: one pool rule, written on its lower side
-CANONICAL_SIDE = True
+#: how the two sides of a split are written: True counts a one-condition
+#: rule and its complement (``x <= t``, ``x > t``) as one pool rule, on its
+#: lower side; "parent" also writes a pair taken beside its parent as its
+#: node's lower child (``A and x <= t`` for ``A and x > t``, equivalent with
+#: ``A`` in the model); "node" (an ablation) counts the two children of every
+#: node as one, the lower child, even without the parent; False: apart
+CANONICAL_SIDE = "parent"
+#: centre a kept pool's rule columns (the intercept absorbs the means), so
+#: that the ridge on them weighs each column's variance
+CENTRE_KEPT = True
 #: a pool rule's column is scaled by (f / f_ref) ** FREQUENCY_POWER, f_ref
 #: the most frequent rule's frequency ("max") or the pool's median ("median",
 #: an ablation: benchmarks/stability/RESULTS.md)
@@ -108,8 +119,12 @@ class PoolDesign:
     one block each), for any subset of the training rows: the ``FitDesign``
     of a stable fit (see ``_fit_design``)."""
 
-    def __init__(self, matrix, extra=None, block_class=None, keep_rules=None):
+    def __init__(self, matrix, extra=None, block_class=None, keep_rules=None,
+                 column_means=None):
         self.matrix = sp.csr_matrix(matrix)
+        # the training means taken off the rule columns (a kept pool's), for
+        # the intercepts (see ``uncentre``); None: not centred
+        self.column_means = column_means
         self.extra = None if extra is None or extra.shape[1] == 0 else extra
         # the class (output) each pool rule speaks for: a multinomial fit's blocks
         self.block_class = block_class
@@ -131,7 +146,16 @@ class PoolDesign:
 
     def rows(self, rows):
         return PoolDesign(self.matrix[rows], None if self.extra is None else self.extra[rows],
-                          self.block_class, self.keep_rules)
+                          self.block_class, self.keep_rules, self.column_means)
+
+    def uncentre(self, path):
+        """``path`` (on these columns) with the intercepts of the rule columns
+        as they are, uncentred: ``b - coefs @ means``."""
+        if self.column_means is not None:
+            n = self.n_rule_columns
+            path.intercepts = (np.asarray(path.intercepts)
+                               - np.asarray(path.coefs)[:, :n] @ self.column_means)
+        return path
 
     def fitter(self, fitter):
         """``fitter`` (the ensemble's) on the pool's rule columns: a
@@ -176,6 +200,35 @@ class _Span:
 
 
 _COMPLEMENT = {"<=": ">", "<": ">=", ">": "<=", ">=": "<", "in": "not in", "not in": "in"}
+
+
+def _lower_child(path):
+    """A rule (its conditions in path order) as the lower child of its last
+    split: ``A and x > t`` as ``A and x <= t``. The two children of a node
+    come from one split, in the same trees; with their parent (or, for a
+    root, the constant) in the model each is the other's complement, so in
+    a pool they are one rule."""
+    path = list(path)
+    if path and path[-1].op in (">", ">=", "not in"):
+        c = path[-1]
+        path[-1] = dataclasses.replace(c, op=_COMPLEMENT[c.op], missing=not c.missing)
+    return frozenset(simplify_conditions(path))
+
+
+def _lower_sibling(ens, klass, j, key, taken, first):
+    """Rule ``j`` (pool key ``key``), or its node's lower child when ``j`` is
+    the upper child and the node's own rule (its parent) is in the pool
+    (``taken``); None when that lower child is in the pool already."""
+    path = list(ens.rules[j])
+    if len(path) < 2 or path[-1].op not in (">", ">=", "not in"):
+        return j
+    parent = (key[0], _lower_side(frozenset(simplify_conditions(path[:-1]))))
+    if parent not in taken:
+        return j
+    lower = (key[0], _lower_child(path))
+    if lower in taken:
+        return None
+    return first.get(lower, j)
 
 
 def _lower_side(conditions):
@@ -235,7 +288,10 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
     holders, first, flipped = {}, {}, {}
     for j in range(R):
         conds = frozenset(simplify_conditions(ens.rules[j]))
-        canonical = _lower_side(conds) if CANONICAL_SIDE else conds
+        if CANONICAL_SIDE == "node":
+            canonical = _lower_child(ens.rules[j])
+        else:
+            canonical = _lower_side(conds) if CANONICAL_SIDE else conds
         key = (int(klass[j]), canonical)
         holders.setdefault(key, set()).add(int(trees[j]))
         # the key's column: the first rule written as the key is, else the first
@@ -247,8 +303,15 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
     positive = np.asarray(sample_weight) > 0
     seen, spans, cols, freq, masks = set(), {}, [], [], []
     grid = decile_grid(rules.model_X) if DISTINCT_DECILES else None
+    taken = set()
     for key in ranked:
         j = first[key]
+        if CANONICAL_SIDE == "parent":
+            # a pair taken beside its parent is written as the lower child:
+            # with the parent in the model the two children are equivalent
+            j = _lower_sibling(ens, klass, j, key, taken, first)
+            if j is None:
+                continue
         if grid is not None:
             near = ("deciles", klass[j], rule_signature(ens.rules[j], grid))
             if near in seen:
@@ -266,6 +329,7 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         if not span.add(on):
             continue
         cols.append(j)
+        taken.add(key)
         freq.append(len(holders[key]) / n_trees)
         masks.append(mask)
         if len(cols) == size:
@@ -282,7 +346,14 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         scale = freq
     matrix = (np.column_stack(masks) * (np.asarray(leaf_values)[cols] * scale) if len(cols)
               else np.zeros((table.shape[0], 0)))
-    return PoolDesign(matrix, extra, klass[cols], keep_rules), cols, freq, scale
+    means = None
+    if keep_rules is not None and CENTRE_KEPT and est.fit_intercept and len(cols):
+        # centred, a kept rule's ridge weighs its column's variance, the same
+        # for a rule and its complement: how a split is written (which side,
+        # which child) then costs nothing
+        means = np.average(matrix, axis=0, weights=np.asarray(sample_weight, dtype=float))
+        matrix = matrix - means
+    return (PoolDesign(matrix, extra, klass[cols], keep_rules, means), cols, freq, scale)
 
 
 def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_intercept, tol,
