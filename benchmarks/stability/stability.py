@@ -120,6 +120,8 @@ ABLATIONS = {
                                           {"CANONICAL_SIDE": "node", "CENTRE_KEPT": False}),
     "stable_rules_only_root_side": ("rules only, a split's sides as one only at the root",
                                     {"linear_terms": False}, {"CANONICAL_SIDE": True}),
+    "stable_max_rules10": ("a pool of 10 rules (SIRUS's size), max_rules=10", {"max_rules": 10},
+                           {}),
     "stable_rules_only_both_sides": ("rules only, a rule and its complement apart",
                                      {"linear_terms": False}, {"CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_ridge_squared0.03": ("a fixed ridge 0.03 on the kept pool under the squared loss too",
