@@ -122,6 +122,7 @@ ABLATIONS = {
                                     {"linear_terms": False}, {"CANONICAL_SIDE": True}),
     "stable_max_rules10": ("a pool of 10 rules (SIRUS's size), max_rules=10", {"max_rules": 10},
                            {}),
+    "stable_max_rules12": ("a pool of 12 rules, max_rules=12", {"max_rules": 12}, {}),
     "stable_rules_only_both_sides": ("rules only, a rule and its complement apart",
                                      {"linear_terms": False}, {"CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
     "stable_ridge_squared0.03": ("a fixed ridge 0.03 on the kept pool under the squared loss too",
