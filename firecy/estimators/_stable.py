@@ -182,24 +182,32 @@ class _Span:
     """An orthonormal basis of the constant and the columns added so far."""
 
     def __init__(self, n_rows):
-        self.basis = [np.full(n_rows, 1 / np.sqrt(n_rows))]
+        self.basis = np.full((n_rows, 1), 1 / np.sqrt(n_rows))
 
     def add(self, column):
         """Add ``column`` unless it lies in the span (relative residual below
         1e-9); return whether it was added."""
         v = np.asarray(column, dtype=np.float64)
         norm = np.linalg.norm(v)
-        Q = np.column_stack(self.basis)
+        Q = self.basis
         for _ in range(2):   # Gram-Schmidt twice: orthogonal to rounding
             v = v - Q @ (Q.T @ v)
         r = np.linalg.norm(v)
         if not r > 1e-9 * norm:
             return False
-        self.basis.append(v / r)
+        # grown only when a column is added (the pool's size), not per candidate
+        self.basis = np.column_stack([Q, v / r])
         return True
 
 
 _COMPLEMENT = {"<=": ">", "<": ">=", ">": "<=", ">=": "<", "in": "not in", "not in": "in"}
+_UPPER = (">", ">=", "not in")
+
+
+def _complement(condition):
+    """The other side of ``condition``'s split (the missing values' side too)."""
+    return dataclasses.replace(condition, op=_COMPLEMENT[condition.op],
+                               missing=not condition.missing)
 
 
 def _lower_child(path):
@@ -209,9 +217,8 @@ def _lower_child(path):
     root, the constant) in the model each is the other's complement, so in
     a pool they are one rule."""
     path = list(path)
-    if path and path[-1].op in (">", ">=", "not in"):
-        c = path[-1]
-        path[-1] = dataclasses.replace(c, op=_COMPLEMENT[c.op], missing=not c.missing)
+    if path and path[-1].op in _UPPER:
+        path[-1] = _complement(path[-1])
     return frozenset(simplify_conditions(path))
 
 
@@ -220,7 +227,7 @@ def _lower_sibling(ens, klass, j, key, taken, first):
     the upper child and the node's own rule (its parent) is in the pool
     (``taken``); None when that lower child is in the pool already."""
     path = list(ens.rules[j])
-    if len(path) < 2 or path[-1].op not in (">", ">=", "not in"):
+    if len(path) < 2 or path[-1].op not in _UPPER:
         return j
     parent = (key[0], _lower_side(frozenset(simplify_conditions(path[:-1]))))
     if parent not in taken:
@@ -240,9 +247,7 @@ def _lower_side(conditions):
     if len(conditions) != 1:
         return conditions
     (c,) = conditions
-    if c.op not in (">", ">=", "not in"):
-        return conditions
-    return frozenset({dataclasses.replace(c, op=_COMPLEMENT[c.op], missing=not c.missing)})
+    return frozenset({_complement(c)}) if c.op in _UPPER else conditions
 
 
 def keeps_pool_rules(extra, fitter, loss):
