@@ -314,7 +314,7 @@ def test_iris_lightgbm_default_fit_converges():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         fire = FIREClassifier(model, random_state=0, n_jobs=1, linear_terms=False).fit(X_tr, y_tr)
-    assert 0 < fire.n_rules_ <= fire.max_rules
+    assert 0 < fire.n_rules_ <= fire.max_rules_
     # the rules keep the model's ranking of the held-out rows, near enough
     assert fire.score(X_te, y_te) >= model.score(X_te, y_te) - 0.1
 

@@ -320,7 +320,7 @@ def test_selection_uses_the_refined_path_and_a_mask(data, forest):
     # by a point of the same count (inside a run of equal counts)
     repeated = np.append(p.n_rules[1:] == p.n_rules[:-1], False)
     np.testing.assert_array_equal(p.eligible,
-                                  (p.n_rules <= est.max_rules) & ~(p.inserted & repeated))
+                                  (p.n_rules <= est.max_rules_) & ~(p.inserted & repeated))
     assert np.all(np.isfinite(p.validation_error[p.eligible]))
     assert np.all(np.isinf(p.validation_error[~p.eligible]))
     k = int(np.flatnonzero(p.lambdas == est.lambda_)[0])
@@ -330,7 +330,7 @@ def test_selection_uses_the_refined_path_and_a_mask(data, forest):
     ens = est.ensemble_
     table = np.ascontiguousarray(ens.leaf_table(X), dtype=np.int32)
     design = BlockDesign.from_leaf_table(table, ens.leaf_values, ens.block_ptr)
-    full = fire_path(design, y, est.penalty_, max_rules=est.max_rules, refine_path=True)
+    full = fire_path(design, y, est.penalty_, max_rules=est.max_rules_, refine_path=True)
     np.testing.assert_array_equal(full.lambdas, p.lambdas)
     np.testing.assert_array_equal(full.coefs[k], est.coef_)
 
@@ -396,7 +396,7 @@ def test_defaults_identical_in_estimator_and_cli():
     params = FIRERegressor(linear_terms=False).get_params()
     assert (params["penalty"], params["gamma"], params["fusion"], params["max_rules"],
             params["selection"], params["cv"], params["refine_path"], params["one_se"]) == (
-        "mcp", 1.1, 0.5, 14, "cv", 5, True, False)
+        "mcp", 1.1, 0.5, "auto", "cv", 5, True, False)
     for command in (["demo"], ["extract", "data.csv", "--target", "y"]):
         args = build_parser().parse_args(command)
         assert args.penalty == params["penalty"] and args.gamma == params["gamma"]

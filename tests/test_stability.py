@@ -285,15 +285,19 @@ def test_stable_pool_counts_a_split_and_its_complement_once(diabetes):
     assert n_single > 0
 
 
-def test_stable_pool_writes_a_pair_beside_its_parent_as_the_lower_child(diabetes):
+def test_stable_pool_writes_a_pair_beside_its_parent_as_the_lower_child(diabetes, monkeypatch):
     # A and x > t beside A is A minus (A and x <= t): the pool writes it as
     # its node's lower child, so two samples name it alike; the parent (its
     # split written on its lower side) and the pair are then both in the pool
     from firecy.rules import simplify_conditions
 
+    from firecy.estimators import _stable
+
     X, y = diabetes
-    # seed 0: written apart, the pool keeps an upper child beside its parent (checked)
-    fire = FIRERegressor(stable=True, **FAST).fit(X, y)
+    # seed 0, 500 trees, 14 rules: written apart, the pool keeps an upper
+    # child beside its parent (checked)
+    monkeypatch.setattr(_stable, "N_TREES", 500)
+    fire = FIRERegressor(stable=True, max_rules=14, **FAST).fit(X, y)
     ens = fire.ensemble_
 
     def lower(conds):
@@ -316,3 +320,52 @@ def _flipped(c):
 
     flip = {"<=": ">", ">": "<=", "<": ">=", ">=": "<"}
     return dataclasses.replace(c, op=flip[c.op], missing=not c.missing)
+
+
+def _few_values_data(seed=0, n=400):
+    # x0 takes five values, 1 for 60 % of the rows and 3 for 20 %: its
+    # deciles are 1 (six times), 3, 3, 5, 5, so x0 <= 2.5 and x0 <= 3.5 are
+    # both nearest the decile 3, yet differ by every row with x0 = 3
+    rng = check_random_state(seed)
+    x0 = rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], size=n, p=[0.6, 0.05, 0.2, 0.05, 0.1])
+    X = np.column_stack([x0, rng.normal(size=(n, 2))])
+    # steps at 2.5 and 3.5 of about equal gain: the trees' roots take either
+    y = 2.0 * (x0 >= 3) + 3.0 * (x0 >= 4) + 0.5 * rng.normal(size=n)
+    return X, y
+
+
+def test_stable_pool_compares_a_feature_of_few_values_threshold_by_threshold(monkeypatch):
+    from firecy.estimators import _stable
+
+    X, y = _few_values_data()
+    grid = decile_grid(X)
+    low, high = Condition(0, "<=", 2.5), Condition(0, "<=", 3.5)
+    assert rule_signature([low], grid) == rule_signature([high], grid)
+
+    def x0_thresholds(fire):
+        ens = fire.ensemble_
+        return sorted(float(c.threshold) for j in fire.stable_columns_
+                      for c in [ens.rules[j][0]] if len(ens.rules[j]) == 1 and c.feature == 0)
+
+    fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    # at most ten values: each threshold is its own rule
+    assert x0_thresholds(fire) == [2.5, 3.5]
+    monkeypatch.setattr(_stable, "DISCRETE_LIMIT", 0)
+    merged = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    assert len(x0_thresholds(merged)) == 1
+
+
+def test_max_rules_auto_is_ten_for_a_kept_pool_and_fourteen_otherwise(diabetes):
+    X, y = diabetes
+    plain = FIRERegressor(**FAST).fit(X, y)
+    assert plain.max_rules == "auto" and plain.max_rules_ == 14
+    assert plain.n_terms_ <= 14
+    # stable with linear terms: the pool is kept, and is SIRUS's ten rules
+    fire = FIRERegressor(stable=True, **FAST).fit(X, y)
+    assert fire.max_rules_ == 10 and len(fire.stable_columns_) == 10 == fire.n_rules_
+    # rules only: FIRE selects in a penalised pool of 14
+    rules_only = FIRERegressor(stable=True, linear_terms=False, **FAST).fit(X, y)
+    assert rules_only.max_rules_ == 14 and len(rules_only.stable_columns_) == 14
+    assert FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y).max_rules_ == 6
+    with pytest.raises(ValueError, match="max_rules must be 'auto'"):
+        FIRERegressor(max_rules="all").fit(X, y)

@@ -213,7 +213,7 @@ def path_facts(fire):
     # a repeated lambda (none expected): the point with the selected coefs
     k = int(next((i for i in k if np.array_equal(path.coefs[i], fire.coef_)), k[0]))
     cand = np.flatnonzero(np.asarray(path.eligible))
-    ended_below = bool(n_rules[-1] < fire.max_rules)
+    ended_below = bool(n_rules[-1] < fire.max_rules_)
     sel_last = bool(cand.size and k == cand[-1])
     return dict(path_points=len(lambdas), path_end_rules=int(n_rules[-1]),
                 path_max_rules=int(n_rules.max()), sel_index=k, sel_last=sel_last,

@@ -69,7 +69,7 @@ def load(name):
 # stable=True with one piece changed (what each piece is worth): the name,
 # what it changes, whether linear terms are offered, and the module
 # attributes of firecy.estimators._stable patched during the fit
-ABLATIONS = {
+ABLATIONS_BEFORE_THE_FOURTH_RUN = {
     "stable_rules_only": ("rules only", {"linear_terms": False}, {}),
     "stable_pool2": ("a pool of twice max_rules rules", {}, {"POOL_PER_RULE": 2}),
     "stable_trees2000": ("2,000 trees in the pool's forest", {}, {"N_TREES": 2000}),
@@ -154,6 +154,32 @@ ABLATIONS = {
         {"DISTINCT_DECILES": False, "N_TREES": 2000, "KEEP_POOL_LOSSES": {"squared": 0.0},
          "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
 }
+
+# the runs before the fourth pinned: 500 trees, a pool of 14, every feature
+# compared up to the deciles in the pool (the constants of their time)
+_BEFORE_FOURTH = {"N_TREES": 500, "DISCRETE_LIMIT": 0}
+ABLATIONS = {name: (what, {"max_rules": 14, **params}, {**_BEFORE_FOURTH, **patches})
+             for name, (what, params, patches) in ABLATIONS_BEFORE_THE_FOURTH_RUN.items()}
+ABLATIONS.update({
+    # the fourth run (today's default: 2,000 trees, max_rules="auto" = 10,
+    # DISCRETE_LIMIT 10)
+    "stable_third_run": ("the third run's default: 500 trees, 14 rules, every feature up to "
+                         "the deciles", {"max_rules": 14}, dict(_BEFORE_FOURTH)),
+    "stable_third_run_trees2000": ("the third run's default with 2,000 trees",
+                                   {"max_rules": 14}, {"DISCRETE_LIMIT": 0}),
+    "stable_third_run_trees5000": ("the third run's default with 5,000 trees",
+                                   {"max_rules": 14}, {"N_TREES": 5000, "DISCRETE_LIMIT": 0}),
+    "stable_frequency_deciles": ("the third run's default, rules ranked by the trees that hold "
+                                 "them or one equal up to the training deciles",
+                                 {"max_rules": 14}, {**_BEFORE_FOURTH, "FREQUENCY_BY": "deciles"}),
+    "stable_trees500_max_rules14": ("500 trees, a pool of 14", {"max_rules": 14},
+                                    {"N_TREES": 500}),
+    "stable_trees500": ("500 trees", {}, {"N_TREES": 500}),
+    "stable_rules_only_max_rules10": ("rules only (the penalised pool), a pool of 10 from 2,000 "
+                                      "trees", {"linear_terms": False, "max_rules": 10}, {}),
+    "stable_rules_only_max_rules14": ("rules only, a pool of 14 from 2,000 trees (today's "
+                                      "default)", {"linear_terms": False, "max_rules": 14}, {}),
+})
 
 
 def _ablation(method):

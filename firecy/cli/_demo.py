@@ -24,7 +24,7 @@ def run_demo(args):
     print(f"FIRE's rule set: {describe_selection(res['fire'])}.")
     print_rules(res, args, names)
     print()
-    for p in save_pictures(res, args.output_dir, args.max_rules, names):
+    for p in save_pictures(res, args.output_dir, res["fire"].max_rules_, names):
         print(f"saved {p}")
     print(f"done in {res['elapsed']:.1f} s")
     return 0

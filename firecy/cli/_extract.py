@@ -88,7 +88,7 @@ def run_extract(args):
         data=str(args.data), target=_target_text(args), model=args.model, n_trees=args.n_trees,
         max_depth=args.max_depth, penalty=args.penalty,
         gamma=args.gamma if args.penalty == "mcp" else None, fusion=res["fusion"],
-        max_rules=args.max_rules, seed=args.seed, test_size=args.test_size, task=args.task,
+        max_rules=res["fire"].max_rules_, seed=args.seed, test_size=args.test_size, task=args.task,
         n_train=len(res["y_tr"]), n_test=0 if res["y_te"] is None else len(res["y_te"]),
     )
     doc["comparison"] = summary
@@ -106,7 +106,7 @@ def run_extract(args):
     print()
     print(f"saved {out}")
     if args.plot_dir:
-        for p in save_pictures(res, args.plot_dir, args.max_rules, names):
+        for p in save_pictures(res, args.plot_dir, res["fire"].max_rules_, names):
             print(f"saved {p}")
     if getattr(args, "report", None):
         print(f"saved {save_report(res, args, names)}")

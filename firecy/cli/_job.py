@@ -108,7 +108,7 @@ def describe_selection(est):
     """How a fitted FIRE estimator chose its rule set, in one sentence."""
     path = est.path_
     if est.selection == "budget" and est.lam is None:
-        return (f"the most rules within the budget of {est.max_rules} "
+        return (f"the most rules within the budget of {est.max_rules_} "
                 f"({est.n_rules_}), no validation")
     how = (f"{est.cv}-fold cross-validation" if est.selection == "cv" and isinstance(est.cv, int)
            else "cross-validation" if est.selection == "cv"
@@ -118,7 +118,7 @@ def describe_selection(est):
     n_inserted = int(np.sum(path.inserted & path.eligible))
     unit = "terms (rules and linear terms)" if getattr(est, "linear_terms_", None) else "rules"
     text = (f"chosen by {how} among {int(np.sum(path.eligible))} path points with at most "
-            f"{est.max_rules} {unit}")
+            f"{est.max_rules_} {unit}")
     if n_inserted:
         text += f" ({n_inserted} of them inserted where the number of rules jumped)"
     if est.one_se:

@@ -57,7 +57,7 @@ def print_rules(res, args, names):
               "and the same training rows; --exact prints them exactly; "
               "the exports are exact)")
     print()
-    print(summary_text(res, args.max_rules))
+    print(summary_text(res, res["fire"].max_rules_))
 
 
 def summary_text(res, budget):

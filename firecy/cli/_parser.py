@@ -64,11 +64,21 @@ def _positive_int(name):
     return _number(name, int, lambda v: v >= 1, "at least 1")
 
 
+def _auto_or_positive_int(name):
+    """``"auto"`` or a positive int (``--max-rules``)."""
+    number = _positive_int(name)
+
+    def parse(text):
+        return "auto" if str(text).strip().lower() == "auto" else number(text)
+    return parse
+
+
 def _add_common(p, *, n_trees=500, max_depth=3):
     g = p.add_argument_group("rule extraction")
-    g.add_argument("--max-rules", type=_positive_int("--max-rules"), default=14, metavar="N",
-                   help="rule budget: keep at most N rules (default 14, i.e. fewer than "
-                        "15 as in the FIRE paper)")
+    g.add_argument("--max-rules", type=_auto_or_positive_int("--max-rules"), default="auto",
+                   metavar="N", help="rule budget: keep at most N rules (default auto: 14, "
+                                     "i.e. fewer than 15 as in the FIRE paper; 10 with "
+                                     "--stable and linear terms, SIRUS's size)")
     g.add_argument("--penalty", choices=["mcp", "l1"], default="mcp",
                    help="sparsity penalty (default mcp)")
     g.add_argument("--gamma", default=1.1,

@@ -25,8 +25,8 @@ __all__ = ["FIREEstimatorBase", "default_forest"]
 
 def default_forest(est, kind):
     """The unfitted default model of ``est``: 500 trees of depth 3 (the paper's
-    setting; with ``stable=True`` 500 of depth 2, single conditions and
-    pairs), seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
+    setting; with ``stable=True`` ``_stable.N_TREES`` (2,000) of depth 2,
+    single conditions and pairs), seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     forest = RandomForestClassifier if kind == "classification" else RandomForestRegressor

@@ -94,9 +94,11 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         Fusion ratio :math:`\lambda_f / \lambda_s` (>= 0).
     group_l0 : float or list of float, default=0.0
         :math:`\lambda_0`, the price of every tree (block) with a rule.
-    max_rules : int, default=14
-        Rule budget over all classes (fewer than 15, the FIRE paper's).
-        ``None``: no budget.
+    max_rules : "auto", int or None, default="auto"
+        Rule budget over all classes: "auto" is 14 (fewer than 15, the FIRE
+        paper's), and 10 with ``stable=True``, linear terms and two classes,
+        where the pool is kept (SIRUS's size; see ``stable``). ``None``: no
+        budget.
     rule_depth : "auto", int, tuple of int or None, default="auto"
         Which nodes of each tree are rules, as in
         :class:`~firecy.FIRERegressor` (the depth used is ``rule_depth_``).
@@ -172,6 +174,9 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     coef_ : ndarray of shape (n_rules_total,)
         Rule weights (mostly zero), equal rules of different trees merged
         into one, as in :class:`~firecy.FIRERegressor`.
+    max_rules_ : int or None
+        The budget ``max_rules`` stood for ("auto" resolved: 14, or 10 for a
+        ``stable=True`` fit that keeps its pool).
     rule_depth_ : int, tuple of int or None
         The depth the trees were cut at (None: every leaf is a rule; a
         tuple: the depths of a union of cuts).
@@ -244,7 +249,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         gamma=1.1,
         fusion=0.5,
         group_l0=0.0,
-        max_rules=14,
+        max_rules="auto",
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,

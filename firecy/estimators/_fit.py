@@ -39,7 +39,8 @@ from firecy.estimators._linear_terms import (linear_design, offer_linear_terms,
 from firecy.estimators._model import fitted_model
 from firecy.estimators._merge_rules import merge_equal_rules
 from firecy.estimators._model_inspection import unwrap
-from firecy.estimators._params import BUILTIN_PENALTIES, check_lambdas, check_params, penalty_grid
+from firecy.estimators._params import (BUILTIN_PENALTIES, check_lambdas, check_params,
+                                       penalty_grid, rule_budget)
 from firecy.estimators._rule_depth import rules_at_depth, warn_small_rules
 from firecy.estimators._rule_values import apply_rule_values
 from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
@@ -149,14 +150,17 @@ def fit_rule_model(est, data, task, progress=None):
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
     pool = None
+    budget = rule_budget(est)
     if getattr(est, "stable", False):
         # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
         from firecy.estimators._stable import keeps_pool_rules, stable_pool
 
+        keep = keeps_pool_rules(fit.extra, _rules_fitter(task, rules), task.loss)
+        # "auto": 10 rules for a stable fit that keeps its pool
+        budget = rule_budget(est, kept_pool=keep is not None)
         pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra,
-                           keep_rules=keeps_pool_rules(fit.extra, _rules_fitter(task, rules),
-                                                       task.loss))
-    paths, best = select(est, grid, rules, fit, data, task, progress,
+                           keep_rules=keep, size=budget)
+    paths, best = select(est, grid, rules, fit, data, task, progress, budget,
                          source=None if pool is None else pool[0])
     if pool is not None:
         # shown beside the validation error, not used to choose: preferring the
@@ -165,6 +169,7 @@ def fit_rule_model(est, data, task, progress=None):
         _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:], None if pool is None else pool[0])
+    est.max_rules_ = budget
     return est
 
 
@@ -261,9 +266,10 @@ def _fixed_lambdas(est, task, fit, sample_weight):
     return None if lambdas is None else lambdas / factor
 
 
-def select(est, grid, rules, fit, data, task, progress, source=None):
+def select(est, grid, rules, fit, data, task, progress, budget, source=None):
     """Step 5: the paths of every grid point and the selected (grid, path) point,
-    on the rules' columns (or on ``source``'s: a stable fit's pool)."""
+    on the rules' columns (or on ``source``'s: a stable fit's pool), within
+    ``budget`` rules (``max_rules`` resolved)."""
     sw, n = data.sample_weight, data.n_samples
     select_lam = est.lam is None or len(grid) > 1
     by_budget = est.selection == "budget" and est.lam is None
@@ -282,7 +288,7 @@ def select(est, grid, rules, fit, data, task, progress, source=None):
     scaled_grid, fitter = _with_linear_terms(fit.scale.scale_grid(grid),
                                              _rules_fitter(task, rules, source), fit, source)
     # a stable fit that keeps its pool's rules: the budget is the pool's size
-    max_rules = None if getattr(source, "keep_rules", None) is not None else est.max_rules
+    max_rules = None if getattr(source, "keep_rules", None) is not None else budget
     paths, best = select_on_paths(
         scaled_grid,
         source or FitDesign(rules.leaf_table, fit.leaf_values, fit.block_ptr, fit.extra),

@@ -20,6 +20,27 @@ __all__ = ["check_lambdas", "check_params", "penalty_grid"]
 BUILTIN_PENALTIES = ("mcp", "l1")
 
 
+#: the rule budget of ``max_rules="auto"``: the paper's "fewer than 15 rules"
+DEFAULT_MAX_RULES = 14
+#: and with ``stable=True`` where the pool is kept (linear terms beside it,
+#: the squared or binary logistic loss): SIRUS's ten rules. A pool of 10
+#: rules from 2,000 trees reaches SIRUS's stability on 12 of 12 benchmark
+#: sets, one of 14 on 9 (benchmarks/stability/RESULTS.md, "Fourth run"); a
+#: penalised pool (rules only, several classes) keeps 14 candidates: with 10
+#: a three-class fit kept 0-2 rules
+STABLE_MAX_RULES = 10
+
+
+def rule_budget(est, kept_pool=False):
+    """``est.max_rules`` as a number (None: no budget): ``"auto"`` is
+    :data:`STABLE_MAX_RULES` for a stable fit that keeps its pool
+    (``kept_pool``), else :data:`DEFAULT_MAX_RULES`."""
+    if isinstance(est.max_rules, str) and est.max_rules == "auto":
+        stable = getattr(est, "stable", False) and kept_pool
+        return STABLE_MAX_RULES if stable else DEFAULT_MAX_RULES
+    return est.max_rules
+
+
 def check_params(est):
     """Validate the path and selection parameters of a FIRE estimator."""
     from firecy.estimators._rule_values import check_rule_values
@@ -31,7 +52,11 @@ def check_params(est):
         raise ValueError(
             f"with lam, lambdas are the warm path down to it: give at least one value "
             f">= lam={est.lam!r}, got {getattr(est, 'lambdas')!r}")
-    check_int(est.max_rules, "max_rules", low=1, allow_none=True)
+    if not (isinstance(est.max_rules, str) and est.max_rules == "auto"):
+        if isinstance(est.max_rules, str):
+            raise ValueError(f"max_rules must be 'auto', a positive int or None, "
+                             f"got {est.max_rules!r}")
+        check_int(est.max_rules, "max_rules", low=1, allow_none=True)
     check_int(est.n_lambdas, "n_lambdas", low=1)
     eps = check_real(est.eps, "eps", low=0.0, low_inclusive=False)
     if not eps < 1:

@@ -60,11 +60,12 @@ def fit_bytes_per_column(est, points=None):
     (:func:`~firecy._threads.effective_n_jobs`).
     """
     from firecy._threads import effective_n_jobs
+    from firecy.estimators._params import rule_budget
     from firecy.solver._refine import MAX_INSERTED
 
     if points is None:
         points = int(getattr(est, "n_lambdas", None) or 100)
-        max_rules = getattr(est, "max_rules", None)
+        max_rules = rule_budget(est) if hasattr(est, "max_rules") else None
         if getattr(est, "refine_path", False):
             points += (MAX_INSERTED if max_rules is None
                        else min(MAX_INSERTED, 2 * int(max_rules)))

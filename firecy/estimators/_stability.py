@@ -44,20 +44,26 @@ def decile_grid(X):
         One increasing array per feature (None for a column that is not
         numeric or holds no value).
     """
+    return [None if v is None or not v.size else np.quantile(v, DECILES)
+            for v in numeric_columns(X)]
+
+
+def numeric_columns(X):
+    """Each column of ``X`` (an array, sparse matrix or DataFrame) as its
+    finite values in float64, or None for a column that is not numeric."""
     if sp.issparse(X):
         X = X.toarray()
     columns = [X.iloc[:, j] for j in range(X.shape[1])] if hasattr(X, "iloc") else \
         [np.asarray(X)[:, j] for j in range(np.asarray(X).shape[1])]
-    grid = []
+    out = []
     for col in columns:
         try:
             v = np.asarray(col, dtype=np.float64)
         except (TypeError, ValueError):
-            grid.append(None)
+            out.append(None)
             continue
-        v = v[np.isfinite(v)]
-        grid.append(np.quantile(v, DECILES) if v.size else None)
-    return grid
+        out.append(v[np.isfinite(v)])
+    return out
 
 
 def rule_signature(conditions, grid):

@@ -5,7 +5,7 @@ the sample (``docs/stability.rst``).  SIRUS (Bénard, Biau, Da Veiga, Scornet
 2021) gets its stability from a pool of few candidates that every sample
 agrees on: rules of one or two conditions, ranked by how many trees of a
 forest hold them.  ``stable=True`` takes that pool and FIRE's selection and
-weights within it (the default forest: ``N_TREES`` trees of depth 2, a third
+weights within it (the default forest: ``N_TREES`` (2,000) trees of depth 2, a third
 of the features per split):
 
 * **the pool** (:func:`stable_pool`): the rules at depths 1 and 2 of the
@@ -21,7 +21,8 @@ of the features per split):
   (``x <= t``, ``x > t``: the two sides of one split) count as one rule,
   written on its lower side, and a pair taken beside its parent is written
   as its node's lower child (``CANONICAL_SIDE``); the
-  ``POOL_PER_RULE * max_rules`` most frequent;
+  ``POOL_PER_RULE * max_rules`` most frequent (``max_rules="auto"``: 10
+  when the pool is kept, below; 14 otherwise);
 * **kept as they come** when linear terms are offered and the loss is in
   ``KEEP_POOL_LOSSES`` (the squared and the binary logistic loss): the
   pool's rules have no sparsity penalty, only a small fixed ridge
@@ -44,8 +45,8 @@ of the features per split):
 The pool's frequencies are the kept rules' ``stability`` column.  What each
 piece is worth is measured in ``benchmarks/stability/RESULTS.md``: SIRUS's
 split points on each feature's deciles made the rule sets less stable here
-(on 10 of 12 data sets, more accurate on 9) and were left out; 500 trees
-are as stable as 2,000; the frequency-weighted penalty (power 1) against
+(on 10 of 12 data sets, more accurate on 9) and were left out; the
+frequency-weighted penalty (power 1) against
 one penalty for all: mean Dice of the rules-only fits 0.370 against 0.306,
 error within noise; keeping the pool (third run): the rules' Dice at or
 above SIRUS's on 5 of 8 regression sets (2 of 8 before, with 0-4 rules
@@ -56,7 +57,13 @@ deciles: the same goal counts for the Dice, fewer near-duplicates to read;
 a split's two sides counted as one, pairs beside their parent written as
 the lower child, the kept columns centred: mean Dice 0.434 against 0.396,
 at or above SIRUS's on 9 of 12 sets against 6, error within 1.05 times the
-defaults' on 12 (benchmarks/stability/RESULTS.md, "Third run").
+defaults' on 12 (benchmarks/stability/RESULTS.md, "Third run"); a pool of
+10 rules (``max_rules="auto"`` with ``stable=True``, SIRUS's size) from
+2,000 trees, features of at most ``DISCRETE_LIMIT`` values compared
+threshold by threshold: mean Dice 0.471, at or above SIRUS's on 12 of 12,
+error 0.83-1.03 times the defaults', 2.8-3.5 times their CPU ("Fourth
+run"); ranking rules by the trees that hold them up to the deciles
+(``FREQUENCY_BY``) was less stable on 11 of 12 and is left out.
 """
 import dataclasses
 
@@ -67,14 +74,15 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from firecy._threads import effective_n_jobs
 from firecy.ensembles._simplify import simplify_conditions
+from firecy.estimators._params import STABLE_MAX_RULES
 from firecy.estimators._selection import SquaredLossPaths
-from firecy.estimators._stability import decile_grid, dice, rule_signature
+from firecy.estimators._stability import decile_grid, dice, numeric_columns, rule_signature
 from firecy.solver import BlockDesign
 
 __all__ = ["PoolDesign", "stable_pool", "keeps_pool_rules", "path_stability",
            "N_TREES", "POOL_PER_RULE", "N_SUBSAMPLES", "KEEP_POOL_LOSSES"]
 
-N_TREES = 500
+N_TREES = 2000
 POOL_PER_RULE = 1
 N_SUBSAMPLES = 20
 #: with linear terms beside the pool, keep the pool's rules (no sparsity
@@ -97,6 +105,9 @@ RULE_PENALTY_FACTOR = 1.0
 #: ``x2 <= 0.0051`` and ``x2 <= 0.0094`` would otherwise both be kept, often
 #: with weights of opposite signs
 DISTINCT_DECILES = True
+#: a feature with at most this many distinct training values is compared
+#: threshold by threshold, not up to the deciles (0: every feature up to them)
+DISCRETE_LIMIT = 10
 #: how the two sides of a split are written: True counts a one-condition
 #: rule and its complement (``x <= t``, ``x > t``) as one pool rule, on its
 #: lower side; "parent" also writes a pair taken beside its parent as its
@@ -104,6 +115,13 @@ DISTINCT_DECILES = True
 #: ``A`` in the model); "node" (an ablation) counts the two children of every
 #: node as one, the lower child, even without the parent; False: apart
 CANONICAL_SIDE = "parent"
+#: how the pool ranks rules: "deciles" counts the trees that hold a rule or
+#: one equal to it up to each feature's training deciles (the rule printed is
+#: the most frequent of them), "rule" only the trees that hold it exactly. A
+#: forest on bootstrap samples splits a continuous feature at a slightly
+#: different threshold in each tree, which divides one rule's frequency among
+#: many near-copies
+FREQUENCY_BY = "rule"
 #: centre a kept pool's rule columns (the intercept absorbs the means), so
 #: that the ridge on them weighs each column's variance
 CENTRE_KEPT = True
@@ -222,18 +240,19 @@ def _lower_child(path):
     return frozenset(simplify_conditions(path))
 
 
-def _lower_sibling(ens, klass, j, key, taken, first):
+def _lower_sibling(ens, j, key, taken, first, group_of):
     """Rule ``j`` (pool key ``key``), or its node's lower child when ``j`` is
     the upper child and the node's own rule (its parent) is in the pool
-    (``taken``); None when that lower child is in the pool already."""
+    (``taken``, the groups of the pool's rules, ``group_of`` a key's); None
+    when that lower child is in the pool already."""
     path = list(ens.rules[j])
     if len(path) < 2 or path[-1].op not in _UPPER:
         return j
     parent = (key[0], _lower_side(frozenset(simplify_conditions(path[:-1]))))
-    if parent not in taken:
+    if group_of(parent) not in taken:
         return j
     lower = (key[0], _lower_child(path))
-    if lower in taken:
+    if group_of(lower) in taken:
         return None
     return first.get(lower, j)
 
@@ -250,6 +269,12 @@ def _lower_side(conditions):
     return frozenset({_complement(c)}) if c.op in _UPPER else conditions
 
 
+def _distinct_values(X):
+    """The number of distinct values (missing ones left out) of each column
+    of ``X`` (0 for a column that is not numeric)."""
+    return [0 if v is None else np.unique(v).size for v in numeric_columns(X)]
+
+
 def keeps_pool_rules(extra, fitter, loss):
     """Whether a stable fit keeps its pool's rules (the fixed ridge on them,
     :data:`KEEP_POOL_LOSSES`) or selects among them (None): kept with linear
@@ -263,10 +288,12 @@ def keeps_pool_rules(extra, fitter, loss):
     return None
 
 
-def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=None):
-    """The pool: the most frequent distinct rules of the fit's ensemble (and
-    ``extra``, the linear terms' columns, after them; ``keep_rules``: None,
-    or the rules kept with this fixed ridge, see :func:`keeps_pool_rules`).
+def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=None,
+                size=None):
+    """The pool: the ``size`` (``POOL_PER_RULE`` times the rule budget) most
+    frequent distinct rules of the fit's ensemble (and ``extra``, the linear
+    terms' columns, after them; ``keep_rules``: None, or the rules kept with
+    this fixed ridge, see :func:`keeps_pool_rules`).
 
     Returns
     -------
@@ -303,22 +330,43 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         if key not in first or (flipped[key] and canonical == conds):
             first[key], flipped[key] = j, canonical != conds
     n_trees = len(set(trees.tolist()))
-    ranked = sorted(holders, key=lambda k: (-len(holders[k]), first[k]))
-    size = POOL_PER_RULE * (est.max_rules or 7)
+    grid = decile_grid(rules.model_X) if DISTINCT_DECILES or FREQUENCY_BY == "deciles" else None
+    near_grid = None
+    if DISTINCT_DECILES:
+        # a feature of few values has few thresholds, each its own rule
+        # (SIRUS's discrete_limit): x1 <= 2.5 and x1 <= 3.5 differ by the
+        # rows x1 = 3, though both are nearest the same decile
+        near_grid = [None if n <= DISCRETE_LIMIT else g
+                     for g, n in zip(grid, _distinct_values(rules.model_X))] \
+            if DISCRETE_LIMIT else grid
+    if FREQUENCY_BY == "deciles":
+        def group_of(key):
+            return key[0], rule_signature(key[1], grid)
+    else:
+        def group_of(key):
+            return key
+    # a group's trees, and the key that speaks for it: its most frequent member
+    group_holders, speaker = {}, {}
+    for key in sorted(holders, key=lambda k: (-len(holders[k]), first[k])):
+        g = group_of(key)
+        group_holders.setdefault(g, set()).update(holders[key])
+        speaker.setdefault(g, key)
+    ranked = sorted(group_holders, key=lambda g: (-len(group_holders[g]), first[speaker[g]]))
+    size = POOL_PER_RULE * (size or STABLE_MAX_RULES)
     positive = np.asarray(sample_weight) > 0
     seen, spans, cols, freq, masks = set(), {}, [], [], []
-    grid = decile_grid(rules.model_X) if DISTINCT_DECILES else None
     taken = set()
-    for key in ranked:
+    for group in ranked:
+        key = speaker[group]
         j = first[key]
         if CANONICAL_SIDE == "parent":
             # a pair taken beside its parent is written as the lower child:
             # with the parent in the model the two children are equivalent
-            j = _lower_sibling(ens, klass, j, key, taken, first)
+            j = _lower_sibling(ens, j, key, taken, first, group_of)
             if j is None:
                 continue
-        if grid is not None:
-            near = ("deciles", klass[j], rule_signature(ens.rules[j], grid))
+        if DISTINCT_DECILES:
+            near = ("deciles", klass[j], rule_signature(ens.rules[j], near_grid))
             if near in seen:
                 continue
             seen.add(near)
@@ -334,8 +382,8 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         if not span.add(on):
             continue
         cols.append(j)
-        taken.add(key)
-        freq.append(len(holders[key]) / n_trees)
+        taken.add(group)
+        freq.append(len(group_holders[group]) / n_trees)
         masks.append(mask)
         if len(cols) == size:
             break

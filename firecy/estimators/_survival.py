@@ -138,7 +138,7 @@ class FIRESurvivalRegressor(FIRERegressor):
         gamma=1.1,
         fusion=0.5,
         group_l0=0.0,
-        max_rules=14,
+        max_rules="auto",
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,

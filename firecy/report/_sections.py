@@ -69,7 +69,7 @@ def pictures_section(est, X, names):
     from firecy.plotting import plot_path, plot_rules
 
     fig_rules = plot_rules(est, feature_names=names, X=X)
-    fig_path = plot_path(est.path_, budget=est.max_rules, label="FIRE",
+    fig_path = plot_path(est.path_, budget=est.max_rules_, label="FIRE",
                          selected=_selected_index(est))
     fig_path.axes[0].set_title("validation error along the regularisation path")
     return section("pictures", "Pictures",
