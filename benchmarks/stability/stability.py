@@ -169,9 +169,6 @@ ABLATIONS.update({
                                    {"max_rules": 14}, {"DISCRETE_LIMIT": 0}),
     "stable_third_run_trees5000": ("the third run's default with 5,000 trees",
                                    {"max_rules": 14}, {"N_TREES": 5000, "DISCRETE_LIMIT": 0}),
-    "stable_frequency_deciles": ("the third run's default, rules ranked by the trees that hold "
-                                 "them or one equal up to the training deciles",
-                                 {"max_rules": 14}, {**_BEFORE_FOURTH, "FREQUENCY_BY": "deciles"}),
     "stable_trees500_max_rules14": ("500 trees, a pool of 14", {"max_rules": 14},
                                     {"N_TREES": 500}),
     "stable_trees500": ("500 trees", {}, {"N_TREES": 500}),

@@ -62,8 +62,8 @@ defaults' on 12 (benchmarks/stability/RESULTS.md, "Third run"); a pool of
 2,000 trees, features of at most ``DISCRETE_LIMIT`` values compared
 threshold by threshold: mean Dice 0.471, at or above SIRUS's on 12 of 12,
 error 0.83-1.03 times the defaults', 2.8-3.5 times their CPU ("Fourth
-run"); ranking rules by the trees that hold them up to the deciles
-(``FREQUENCY_BY``) was less stable on 11 of 12 and is left out.
+run"); ranking rules by the trees that hold them up to the deciles was
+less stable on 11 of 12 and is left out.
 """
 import dataclasses
 
@@ -115,13 +115,6 @@ DISCRETE_LIMIT = 10
 #: ``A`` in the model); "node" (an ablation) counts the two children of every
 #: node as one, the lower child, even without the parent; False: apart
 CANONICAL_SIDE = "parent"
-#: how the pool ranks rules: "deciles" counts the trees that hold a rule or
-#: one equal to it up to each feature's training deciles (the rule printed is
-#: the most frequent of them), "rule" only the trees that hold it exactly. A
-#: forest on bootstrap samples splits a continuous feature at a slightly
-#: different threshold in each tree, which divides one rule's frequency among
-#: many near-copies
-FREQUENCY_BY = "rule"
 #: centre a kept pool's rule columns (the intercept absorbs the means), so
 #: that the ridge on them weighs each column's variance
 CENTRE_KEPT = True
@@ -240,19 +233,18 @@ def _lower_child(path):
     return frozenset(simplify_conditions(path))
 
 
-def _lower_sibling(ens, j, key, taken, first, group_of):
+def _lower_sibling(ens, j, key, taken, first):
     """Rule ``j`` (pool key ``key``), or its node's lower child when ``j`` is
     the upper child and the node's own rule (its parent) is in the pool
-    (``taken``, the groups of the pool's rules, ``group_of`` a key's); None
-    when that lower child is in the pool already."""
+    (``taken``); None when that lower child is in the pool already."""
     path = list(ens.rules[j])
     if len(path) < 2 or path[-1].op not in _UPPER:
         return j
     parent = (key[0], _lower_side(frozenset(simplify_conditions(path[:-1]))))
-    if group_of(parent) not in taken:
+    if parent not in taken:
         return j
     lower = (key[0], _lower_child(path))
-    if group_of(lower) in taken:
+    if lower in taken:
         return None
     return first.get(lower, j)
 
@@ -269,10 +261,17 @@ def _lower_side(conditions):
     return frozenset({_complement(c)}) if c.op in _UPPER else conditions
 
 
-def _distinct_values(X):
-    """The number of distinct values (missing ones left out) of each column
-    of ``X`` (0 for a column that is not numeric)."""
-    return [0 if v is None else np.unique(v).size for v in numeric_columns(X)]
+def _near_duplicate_grid(X):
+    """The grid :data:`DISTINCT_DECILES` compares rules on: each feature's
+    training deciles, or None (threshold by threshold) for a feature of at
+    most :data:`DISCRETE_LIMIT` distinct values, as SIRUS leaves such
+    features off its grid: ``x1 <= 2.5`` and ``x1 <= 3.5`` differ by every
+    row with ``x1 = 3``, though both can be nearest one decile."""
+    grid = decile_grid(X)
+    if not DISCRETE_LIMIT:
+        return grid
+    return [None if v is None or np.unique(v).size <= DISCRETE_LIMIT else g
+            for g, v in zip(grid, numeric_columns(X))]
 
 
 def keeps_pool_rules(extra, fitter, loss):
@@ -330,42 +329,25 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         if key not in first or (flipped[key] and canonical == conds):
             first[key], flipped[key] = j, canonical != conds
     n_trees = len(set(trees.tolist()))
-    grid = decile_grid(rules.model_X) if DISTINCT_DECILES or FREQUENCY_BY == "deciles" else None
-    near_grid = None
-    if DISTINCT_DECILES:
-        # a feature of few values has few thresholds, each its own rule
-        # (SIRUS's discrete_limit): x1 <= 2.5 and x1 <= 3.5 differ by the
-        # rows x1 = 3, though both are nearest the same decile
-        near_grid = [None if n <= DISCRETE_LIMIT else g
-                     for g, n in zip(grid, _distinct_values(rules.model_X))] \
-            if DISCRETE_LIMIT else grid
-    if FREQUENCY_BY == "deciles":
-        def group_of(key):
-            return key[0], rule_signature(key[1], grid)
-    else:
-        def group_of(key):
-            return key
-    # a group's trees, and the key that speaks for it: its most frequent member
-    group_holders, speaker = {}, {}
-    for key in sorted(holders, key=lambda k: (-len(holders[k]), first[k])):
-        g = group_of(key)
-        group_holders.setdefault(g, set()).update(holders[key])
-        speaker.setdefault(g, key)
-    ranked = sorted(group_holders, key=lambda g: (-len(group_holders[g]), first[speaker[g]]))
+    # ranked by the trees that hold the rule exactly: pooling a continuous
+    # feature's near-equal thresholds (up to the deciles) into one frequency
+    # was less stable on 11 of 12 sets (benchmarks/stability/RESULTS.md,
+    # "Fourth run", measured at commit 97700af)
+    ranked = sorted(holders, key=lambda k: (-len(holders[k]), first[k]))
+    near_grid = _near_duplicate_grid(rules.model_X) if DISTINCT_DECILES else None
     size = POOL_PER_RULE * (size or STABLE_MAX_RULES)
     positive = np.asarray(sample_weight) > 0
     seen, spans, cols, freq, masks = set(), {}, [], [], []
     taken = set()
-    for group in ranked:
-        key = speaker[group]
+    for key in ranked:
         j = first[key]
         if CANONICAL_SIDE == "parent":
             # a pair taken beside its parent is written as the lower child:
             # with the parent in the model the two children are equivalent
-            j = _lower_sibling(ens, j, key, taken, first, group_of)
+            j = _lower_sibling(ens, j, key, taken, first)
             if j is None:
                 continue
-        if DISTINCT_DECILES:
+        if near_grid is not None:
             near = ("deciles", klass[j], rule_signature(ens.rules[j], near_grid))
             if near in seen:
                 continue
@@ -382,8 +364,8 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         if not span.add(on):
             continue
         cols.append(j)
-        taken.add(group)
-        freq.append(len(group_holders[group]) / n_trees)
+        taken.add(key)
+        freq.append(len(holders[key]) / n_trees)
         masks.append(mask)
         if len(cols) == size:
             break
