@@ -6,11 +6,13 @@ objects (subclasses of ``interpret.api.templates.FeatureValueExplanation``,
 the class InterpretML's EBM and linear models return), so a FIRE model
 sits in an InterpretML dashboard (``interpret.show``) beside an EBM:
 
-* the **global** explanation lists the kept rules with their importance,
-  the mean absolute contribution over the training rows (``|weight *
-  value| * support``, the measure EBM's overall chart shows); each rule's own
-  view is its contribution where it holds and 0 elsewhere, with its
-  training support;
+* the **global** explanation lists the kept terms (rules and linear terms)
+  with their importance, the mean absolute contribution over the training
+  rows (``|weight * value| * support`` for a rule, ``|slope|`` times the mean
+  of ``|clip(x, lower, upper) - center|`` for a linear term: the measure
+  EBM's overall chart shows); each rule's own view is its contribution where
+  it holds and 0 elsewhere, with its training support, a linear term's is
+  its line over its clip range;
 * the **local** explanation of a row lists every kept rule's contribution
   on that row (:meth:`explain`'s, on the model's raw scale: the log-odds,
   a class's margin, the log-rate, the risk score or the prediction) and
@@ -133,11 +135,13 @@ def explain_global(est, name=None):
     Returns
     -------
     interpret.api.templates.FeatureValueExplanation
-        ``explanation_type`` "global". ``data()``: ``{"names": [rule texts],
-        "scores": [importances]}`` (mean absolute contribution on the
-        training rows), largest first; ``data(k)``: rule k's contribution
-        where it holds and where it does not, with its training support as
-        the density. ``feature_names`` are the rule texts, ``selector`` a
+        ``explanation_type`` "global". ``data()``: ``{"names": [term texts],
+        "scores": [importances]}``, one per kept term (rules and linear
+        terms, as ``est.model_`` lists them), the mean absolute contribution
+        on the training rows, largest first; ``data(k)``: for a rule, its
+        contribution where it holds and where it does not, with its training
+        support as the density; for a linear term, its contribution at its
+        lower clip, its centre and its upper clip. ``feature_names`` are the rule texts, ``selector`` a
         DataFrame of them.
 
     Examples
@@ -158,37 +162,52 @@ def explain_global(est, name=None):
     import pandas as pd
 
     explanation = _explanation_type()
-    rules = _kept_rules(est)
+    # the fitted model's account: rules and linear terms, as every output counts them
+    terms = est.model_.terms
     labels = _labels(est)
-    texts = [r["rule"] if "class" not in r or labels is None or len(labels) == 2
-             else f"{r['rule']} [class {r['class']}]" for r in rules]
-    names = _term_names([r["column"] for r in rules], texts)
-    support = [r["support"] for r in rules]
-    scores = [abs(r["contribution"]) * s for r, s in zip(rules, support)]
-    order = sorted(range(len(rules)), key=lambda k: (-scores[k], rules[k]["column"]))
+    multi = labels is not None and len(labels) > 2
+    texts = [t.text if not multi else f"{t.text} [class {t.label}]" for t in terms]
+    names = _term_names([t.column for t in terms], texts)
+    scores = [t.mean_abs_contribution for t in terms]
+    if any(s != s for s in scores):
+        raise ValueError("a term's mean absolute contribution is unknown (a model fitted "
+                         "outside firecy's fit, e.g. on Dask): no global explanation")
+    order = sorted(range(len(terms)), key=lambda k: (-scores[k], terms[k].column))
     names = [names[k] for k in order]
-    rules = [rules[k] for k in order]
+    terms = [terms[k] for k in order]
     scores = [float(scores[k]) for k in order]
-    specific = []
-    for r in rules:
-        s = float(r["support"])
-        specific.append({
-            "type": "univariate",
-            "names": ["rule holds", "rule does not hold"],
-            "scores": [float(r["contribution"]), 0.0],
-            "density": {"names": ["rule holds", "rule does not hold"],
-                        "scores": [s, 1.0 - s]},
-        })
-    selector = pd.DataFrame({"Name": names, "Type": ["categorical"] * len(names),
-                             "# Unique": [2] * len(names),
-                             "% Non-zero": [float(r["support"]) for r in rules]},
+    specific = [_term_view(t) for t in terms]
+    selector = pd.DataFrame({"Name": names,
+                             "Type": ["categorical" if t.kind == "rule" else "continuous"
+                                      for t in terms],
+                             "# Unique": [2 if t.kind == "rule" else None for t in terms],
+                             "% Non-zero": [t.support if t.kind == "rule" else None
+                                            for t in terms]},
                             columns=["Name", "Type", "# Unique", "% Non-zero"])
     return explanation(
         "global",
         {"overall": {"type": "univariate", "names": list(names), "scores": scores},
          "specific": specific},
-        feature_names=list(names), feature_types=["nominal"] * len(names),
+        feature_names=list(names),
+        feature_types=["nominal" if t.kind == "rule" else "continuous" for t in terms],
         name=type(est).__name__ if name is None else name, selector=selector)
+
+
+def _term_view(term):
+    """One term's own view: a rule's contribution where it holds and where it
+    does not (its support as the density); a linear term's contribution at
+    its lower clip, its centre and its upper clip (a line between them)."""
+    if term.kind == "linear":
+        points = [term.lower, term.center, term.upper]
+        return {"type": "univariate",
+                "names": [f"{term.feature} = {v:.4g}" for v in points],
+                "scores": [float(term.weight * (v - term.center)) for v in points]}
+    s = float(term.support)
+    return {"type": "univariate",
+            "names": ["rule holds", "rule does not hold"],
+            "scores": [float(term.contribution), 0.0],
+            "density": {"names": ["rule holds", "rule does not hold"],
+                        "scores": [s, 1.0 - s]}}
 
 
 def _perf(est, X, y, n):

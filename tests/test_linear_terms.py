@@ -109,9 +109,11 @@ def test_rules_table_and_summary(fitted):
     top = lin.iloc[0]
     slope = est.linear_coef_[0]
     lo, hi = est.linear_terms_.lower[0], est.linear_terms_.upper[0]
+    centre = est.linear_terms_.center[0]
     assert top["rule"] == (f"{'+' if slope > 0 else '-'}{abs(slope):.4g} per unit of educ "
-                           f"(educ clipped to [{lo:.4g}, {hi:.4g}])")
-    assert top["weight"] == slope and top["tree"] == -1
+                           f"(educ clipped to [{lo:.4g}, {hi:.4g}], centred at {centre:.4g})")
+    # a linear term comes from no tree: missing, not a tree index such as -1
+    assert top["weight"] == slope and top["tree"] is pd.NA
     text = est.summary()
     assert text.count("not offered as linear terms: flat (constant), gone (all missing)") == 1
     assert f"{est.n_rules_} rules and {np.count_nonzero(est.linear_coef_)} linear terms" in text

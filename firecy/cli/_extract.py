@@ -85,7 +85,8 @@ def run_extract(args):
                for r in res["summary"]}
     doc = rules_json(
         res["fire"], names, X=res["X_tr"], exact=bool(getattr(args, "exact_thresholds", False)),
-        data=str(args.data), target=_target_text(args), model=args.model, n_trees=args.n_trees,
+        data=str(args.data), target=_target_text(args), model=args.model,
+        n_model_trees=args.n_trees,
         max_depth=args.max_depth, penalty=args.penalty,
         gamma=args.gamma if args.penalty == "mcp" else None, fusion=res["fusion"],
         max_rules=res["fire"].max_rules_, seed=args.seed, test_size=args.test_size, task=args.task,

@@ -86,6 +86,24 @@ class FIREEstimatorBase(StabilityMixin, RuleFeaturesMixin, ExplainMixin, BaseEst
         return list(self.ensemble_.feature_names)
 
     @property
+    def model_(self):
+        """The account of the fitted model that every output reads
+        (:class:`firecy.rules.FittedRuleModel`): the intercept, every kept
+        term (a rule or a linear term: text, weight, support, importance,
+        tree, conditions, clip range and centre), and the counts of rules,
+        linear terms, trees and antecedents that the summary, ``rules_``, the
+        JSON export, the report, the command line and the InterpretML
+        explanations print."""
+        check_is_fitted(self)
+        from firecy.rules import fitted_model
+
+        try:
+            return fitted_model(self, self._rule_feature_names())
+        except AttributeError as error:
+            # a property that raises AttributeError reads as "no attribute model_"
+            raise RuntimeError(f"model_ could not be built: {error}") from error
+
+    @property
     def rules_(self):
         """The selected rules as a table (see :func:`firecy.rules.rules_table`):
         rule text, weight, support (the fraction of the training rows, with

@@ -257,7 +257,7 @@ def term_texts(est, terms, X=None, precision=None, names=None):
             lin, slopes = found
             t = (col - len(ens.leaf_values)) // slopes.shape[1]
             texts.append(term_text(names[int(lin.features[t])], w, lin.lower[t], lin.upper[t],
-                                   precision or 4))
+                                   lin.center[t], precision or 4))
         else:
             texts.append({"intercept": "intercept", "baseline": "ensemble baseline"}[kind])
     return texts

@@ -170,6 +170,8 @@ def fit_rule_model(est, data, task, progress=None):
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:], None if pool is None else pool[0])
     est.max_rules_ = budget
+    # a stable fit that keeps its pool: the budget counts its rules, lines on top
+    est._kept_pool = pool is not None and keep is not None
     return est
 
 
@@ -356,7 +358,21 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     # what rules_ reports as each rule's support: its training rows
     est._train_support = column_support(rules.leaf_table, len(fit.leaf_values),
                                         data.sample_weight)
+    est._linear_mean_abs = _linear_mean_abs(getattr(fit, "linear", None), data)
     warn_small_rules(rules.cut, est.coef_)
+
+
+def _linear_mean_abs(terms, data):
+    """Per offered linear term, the (weighted) training mean of
+    ``|clip(x, lower, upper) - center|``: a term's mean absolute contribution
+    is its slope times this (InterpretML's global importance). None without
+    linear terms."""
+    if terms is None or not len(terms):
+        return None
+    w = np.asarray(data.sample_weight, dtype=np.float64)
+    if not np.sum(w) > 0:
+        return None
+    return np.average(np.abs(terms.centered(data.X)), axis=0, weights=w)
 
 
 def _rules_fitter(task, rules, source=None):

@@ -60,10 +60,8 @@ class RuleFeaturesMixin(TransformerMixin):
         check_is_fitted(self)
         from firecy.rules import rules_report
 
-        n_linear = int(getattr(self, "n_terms_", self.n_rules_)) - self.n_rules_
-        head = (f"{type(self).__name__}: {self.n_rules_} rules"
-                + (f" and {n_linear} linear terms" if n_linear else "")
-                + f", lambda = {self.lambda_:.4g}, {self.best_params_}\n")
+        head = (f"{type(self).__name__}: {self.model_.terms_text()}, "
+                f"lambda = {self.lambda_:.4g}, {self.best_params_}\n")
         note = getattr(self, "_rule_depth_note", None)
         if note:
             head += note + "\n"

@@ -88,7 +88,7 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
                             comparison=comparison, comparison_note=comparison_note,
                             names=names)
     if title is None:
-        title = f"{type(estimator).__name__}: {estimator.n_rules_} rules"
+        title = f"{type(estimator).__name__}: {estimator.model_.terms_text()}"
     from firecy._version import __version__
 
     return str(page(title, sections, subtitle=f"A report by firecy {__version__}: "

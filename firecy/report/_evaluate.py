@@ -110,18 +110,21 @@ def pd_unique(values):
 
 
 def comparison_rows(est, ev):
-    """The rule model and the full tree model: rules, antecedents and scores on ``ev``.
+    """The rule model and the full tree model: terms (rules and linear terms),
+    antecedents and scores on ``ev``.
 
     The full model's rules are its leaves; a score it cannot give (a model
     without ``predict_proba``) is NaN, with the reason in ``note``."""
-    from firecy.rules import count_antecedents
-
     task = task_of(est)
     model = est.estimator_
-    rows = [dict(name=f"FIRE ({type(est).__name__})", n_rules=int(est.n_rules_),
-                 n_antecedents=count_antecedents(est.ensemble_, est.coef_))]
-    rows.append(dict(name=f"full model ({type(model).__name__})", n_rules=_n_leaves(est),
-                     n_antecedents=None))
+    counts = est.model_.counts()
+    rows = [dict(name=f"FIRE ({type(est).__name__})", n_terms=counts["n_terms"],
+                 n_rules=counts["n_rules"], n_linear_terms=counts["n_linear_terms"],
+                 n_antecedents=counts["n_antecedents"])]
+    # the full model's terms are its leaves
+    leaves = _n_leaves(est)
+    rows.append(dict(name=f"full model ({type(model).__name__})", n_terms=leaves,
+                     n_rules=leaves, n_linear_terms=0, n_antecedents=None))
     if ev is None:
         return rows
     rows[0].update(_scores(task, est, None, ev))

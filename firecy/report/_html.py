@@ -57,15 +57,18 @@ def cell(value, digits=4):
 
 
 def table(headers, rows, *, numeric=(), caption=None, digits=4):
-    """A ``<table>``: ``headers`` (strings the report writes or data), ``rows``
-    (sequences of cells); the columns in ``numeric`` are right-aligned."""
+    """A ``<table>``: ``headers`` (strings the report writes or data; None: a
+    table of facts, with no header row), ``rows`` (sequences of cells); the
+    columns in ``numeric`` are right-aligned."""
     out = ["<table>"]
     if caption:
         out.append(f"<caption>{text(caption)}</caption>")
     right = ' class="num"'
-    out.append("<thead><tr>" + "".join(
-        f"<th{right if k in numeric else ''}>{text(h)}</th>"
-        for k, h in enumerate(headers)) + "</tr></thead><tbody>")
+    if headers is not None:
+        out.append("<thead><tr>" + "".join(
+            f"<th{right if k in numeric else ''}>{text(h)}</th>"
+            for k, h in enumerate(headers)) + "</tr></thead>")
+    out.append("<tbody>")
     for row in rows:
         out.append("<tr>" + "".join(
             f"<td{right if k in numeric else ''}>{cell(v, digits)}</td>"

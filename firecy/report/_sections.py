@@ -15,10 +15,15 @@ def summary_section(est, X, names):
 
     model = est.estimator_
     label = getattr(est, "classes_", [None])[-1]
-    facts = table(["", ""], [
+    account = est.model_
+    facts = table(None, [
         ["estimator", type(est).__name__],
         ["tree model", type(model).__name__],
-        ["rules kept", est.n_rules_],
+        ["rules kept", account.n_rules],
+        ["linear terms kept", account.n_linear_terms],
+        ["trees holding a rule", account.n_trees],
+        ["antecedents (split nodes to read)", account.n_antecedents],
+        ["budget", account.budget_text() or "-"],
         ["lambda", est.lambda_],
         ["other penalty parameters", ", ".join(f"{k} = {v}" for k, v in
                                                sorted(est.best_params_.items())) or "-"],
@@ -32,7 +37,7 @@ def summary_section(est, X, names):
 
 def rules_section(est, names):
     """The kept rules: weights, support, importance, conditions."""
-    from firecy.rules import count_antecedents, rules_table
+    from firecy.rules import rules_table
 
     # the records, not the DataFrame: pandas with Arrow strings refuses a
     # label that is not UTF-8 (a lone surrogate); the page escapes it
@@ -44,16 +49,16 @@ def rules_section(est, names):
     for i, r in enumerate(rules, 1):
         rows.append(([r["class"]] if classes else []) + [
             i, r["rule"], r["weight"], r["support"], r["importance"], r["contribution"],
-            r["n_conditions"], r["tree"]])
+            r["n_conditions"], "-" if r["tree"] is None else r["tree"]])
     first = 1 + int(classes)
     numeric = {first - 1 if classes else 0} | set(range(first + 1, len(headers)))
-    trees = len({r["tree"] for r in rules})
-    note = (f"{len(rules)} rules from {trees} tree{'s' * (trees != 1)}, "
-            f"{count_antecedents(est.ensemble_, est.coef_)} distinct antecedents (split "
-            "nodes to read). support: the fraction of the training rows a rule holds on; "
-            "contribution: weight \u00d7 the rule's value, what it adds to the raw score of "
-            "a row it holds on; importance: |contribution| \u00d7 sqrt(support (1 \u2212 "
-            "support)); conditions: the rule's antecedents.")
+    account = est.model_
+    note = (f"{account.counts_text()}. support: the fraction of the training rows a rule "
+            "holds on; contribution: weight \u00d7 the rule's value, what it adds to the "
+            "raw score of a row it holds on (a linear term's: its slope per unit); "
+            "importance: the standard deviation of the term over the training rows "
+            "(|contribution| \u00d7 sqrt(support (1 \u2212 support)) for a rule); "
+            "conditions: the rule's antecedents.")
     body = table(headers, rows, numeric=numeric) if rows else Html("<p>No rule was kept: "
                                                                   "the model is its intercept."
                                                                   "</p>")
@@ -75,8 +80,11 @@ def pictures_section(est, X, names):
     return section("pictures", "Pictures",
                    figure(fig_rules, "The kept rules as the partial trees they come from "
                                      "(#: rank in the rules table; the leaf's contribution)."),
-                   figure(fig_path, "Validation error against the number of rules along "
-                                    "the path; the star marks the selected point."))
+                   figure(fig_path, "Validation error against the number of "
+                                    + ("terms (rules and linear terms)"
+                                       if est.model_.linear_offered else "rules")
+                                    + " along the path; the star marks the selected "
+                                      "point."))
 
 
 def comparison_section(est, ev, rows=None, note=None):
@@ -88,7 +96,8 @@ def comparison_section(est, ev, rows=None, note=None):
     skip = {"name", "note"}
     keys = [k for r in rows for k in r if k not in skip]
     keys = list(dict.fromkeys(keys))
-    names = {"n_rules": "rules", "n_antecedents": "antecedents", "test_mse": "test MSE",
+    names = {"n_terms": "terms", "n_rules": "rules", "n_linear_terms": "linear terms",
+             "n_antecedents": "antecedents", "test_mse": "test MSE",
              "test_r2": "test R\u00b2", "test_auc": "test AUC", "test_log_loss": "test log-loss",
              "test_d2": "test D\u00b2", "test_c_index": "test C-index"}
     headers = ["model"] + [names.get(k, k.replace("_", " ")) for k in keys]
@@ -144,6 +153,15 @@ def risk_card_section(est, X, y):
     if X is None or y is None:
         return section("risk-card", "Risk card", "The risk card is built on the training "
                                                  "rows: pass X and y.")
+    if est.model_.n_linear_terms:
+        # said for every reader: a Python user and a command-line user fit rules
+        # only differently
+        return section("risk-card", "Risk card",
+                       "No risk card: a card gives integer points to rules that hold or "
+                       "not, and this model has linear terms. Fit rules only for a card "
+                       "(linear_terms=False in Python, --no-linear-terms on the command "
+                       "line), or build one from the data with RiskCardClassifier "
+                       "(firecy card on the command line).")
     try:
         card = risk_card(est, X, y)
     except ValueError as exc:
@@ -193,7 +211,8 @@ def _row_block(est, X, i, label_of, target, names):
     return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n{body}\n"
                 + figure(plot_explanation(est, row, label=label, feature_names=names),
                          f"Row {i}: from the intercept plus baseline to the prediction, one "
-                         f"bar per rule that holds."))
+                         + ("bar per rule that holds and per linear term."
+                            if est.model_.n_linear_terms else "bar per rule that holds.")))
 
 
 def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
@@ -215,8 +234,9 @@ def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
            "the rows with the lowest and the highest prediction, and evenly between")
     return section("rows", "Explained rows",
                    f"Each prediction is the sum of its terms: the intercept, the ensemble's "
-                   f"baseline and the contributions of the rules that hold on the row "
-                   f"(estimator.explain). Shown: {how}, of the {which} rows.", *blocks)
+                   f"baseline, the contributions of the rules that hold on the row"
+                   + (" and of the linear terms" if est.model_.n_linear_terms else "")
+                   + f" (estimator.explain). Shown: {how}, of the {which} rows.", *blocks)
 
 
 def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names):

@@ -64,6 +64,7 @@ Text conventions
   ``(all rows)``.
 """
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD
+from firecy.rules._account import FittedRuleModel, Term, fitted_model
 from firecy.rules._antecedents import count_antecedents, kept_antecedents
 from firecy.rules._export import float64_comparison, rules_python, rules_sql
 from firecy.rules._json import rules_json
@@ -80,6 +81,9 @@ from firecy.rules._table import rules_table
 from firecy.rules._text import ALL_ROWS, format_conditions, rule_text
 
 __all__ = [
+    "FittedRuleModel",
+    "Term",
+    "fitted_model",
     "simplify_conditions",
     "format_conditions",
     "rule_text",

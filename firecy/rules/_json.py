@@ -5,10 +5,9 @@ import math
 
 import numpy as np
 
-from firecy.rules._antecedents import count_antecedents
 from firecy.rules._inputs import feature_names_of
 from firecy.rules._linear import linear_slopes
-from firecy.rules._report import estimator_intercept
+from firecy.rules._account import estimator_intercept, fitted_model
 from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions
 from firecy.rules._table import rules_table
 
@@ -84,7 +83,9 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         "linear", has ``linear``: its ``feature``, ``feature_index``,
         ``lower``, ``upper``, ``center`` and ``slope``, adding ``slope *
         (min(max(x, lower), upper) - center)``, 0 for a missing ``x``), the
-        counts, and the ``metadata`` entries.
+        counts of the fitted model's account (``est.model_.counts()``:
+        ``n_terms``, ``n_rules``, ``n_linear_terms``, ``n_trees``,
+        ``n_antecedents``), and the ``metadata`` entries.
 
     Examples
     --------
@@ -125,7 +126,9 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
             r["conditions"] = [condition_dict(c, feature_names) for c in conds]
         for k, v in list(r.items()):
             r[k] = json_value(v)
-    n_linear = sum(r["kind"] == "linear" for r in rows)
+    # the counts every output prints: the fitted model's account
+    counts = fitted_model(est, feature_names).counts()
+    n_linear = counts["n_linear_terms"]
     from firecy._version import __version__
 
     own = {
@@ -138,9 +141,7 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         "intercept_note": note.strip(" ()") if isinstance(note, str)
         else [n.strip(" ()") for n in note],
         "lambda": json_value(getattr(est, "lambda_", None)),
-        "n_rules": len(rows) - n_linear,
-        "n_linear_terms": n_linear,
-        "n_antecedents": count_antecedents(ens, est.coef_),
+        **counts,
         "prediction": "intercept + sum of the contributions of the rules a row satisfies"
         + (" + sum over the linear terms of slope * (min(max(x, lower), upper) - center), "
            "0 for a missing x" if n_linear else ""),

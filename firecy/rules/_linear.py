@@ -124,14 +124,18 @@ def _number(v, digits):
     return f"{v:.{digits}g}"
 
 
-def term_text(name, slope, lower, upper, digits=4):
-    """``+0.071 per unit of educ (educ clipped to [8, 18])``."""
+def term_text(name, slope, lower, upper, center, digits=4):
+    """``+0.071 per unit of educ (educ clipped to [8, 18], centred at 12.6)``.
+
+    The term adds ``slope * (clip(x, lower, upper) - center)``: the text gives
+    each of the four numbers, so that a reader can compute it by hand."""
     from firecy._escape import display_text
 
     shown = display_text(str(name))
     sign = "+" if slope >= 0 else "-"
     return (f"{sign}{_number(abs(slope), digits)} per unit of {shown} "
-            f"({shown} clipped to [{_number(lower, digits)}, {_number(upper, digits)}])")
+            f"({shown} clipped to [{_number(lower, digits)}, {_number(upper, digits)}], "
+            f"centred at {_number(center, digits)})")
 
 
 def linear_rows(est, names, n_columns, labels=None, multi=False, digits=4):
@@ -154,9 +158,10 @@ def linear_rows(est, names, n_columns, labels=None, multi=False, digits=4):
                 continue
             importance = abs(slope) * float(sd[t])
             row = {
-                "rule": term_text(names[f], slope, terms.lower[t], terms.upper[t], digits),
+                "rule": term_text(names[f], slope, terms.lower[t], terms.upper[t],
+                                  terms.center[t], digits),
                 "weight": slope, "support": np.nan, "importance": importance,
-                "contribution": slope, "leaf_value": np.nan, "tree": -1,
+                "contribution": slope, "leaf_value": np.nan, "tree": None,
                 "n_conditions": 0, "column": int(n_columns + t * K + k), "kind": "linear",
             }
             if labels is not None:

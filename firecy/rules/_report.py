@@ -8,48 +8,12 @@ import numpy as np
 from firecy.rules._antecedents import count_antecedents
 from firecy._escape import display_value
 from firecy.rules._inputs import check_coef, is_estimator, n_outputs, unpack
+from firecy.rules._account import (estimator_intercept, counts_sentence,
+                                    prediction_sentence)
 from firecy.rules._table import class_labels, rules_table
 
 __all__ = ["rules_report", "estimator_intercept"]
 
-
-def estimator_intercept(est, X):
-    """A fitted estimator's constant term: ``intercept_`` plus the ensemble's baseline.
-
-    The estimator predicts ``baseline(X) + intercept_ + M w``; the baseline
-    (a boosting model's initial prediction, 0 for a random forest) is the same
-    for every row except for a gradient boosting model with a custom ``init``
-    estimator, which the report then mentions.
-
-    Returns
-    -------
-    total : float or ndarray of shape (n_outputs,)
-    note : str or tuple of str
-        What the report prints after the intercept: one text, or one per
-        output (class) of a multi-output model, each with its own numbers.
-    """
-    b = np.asarray(est.intercept_, dtype=np.float64)
-    ens = est.ensemble_
-    try:
-        if X is not None:
-            base = np.asarray(ens.baseline(X), dtype=np.float64)
-        else:
-            base = np.asarray(ens.baseline(np.zeros((1, int(ens.n_features_in_)))),
-                              dtype=np.float64)
-    except Exception:  # e.g. a model that needs a DataFrame: report intercept_ alone
-        return b, " (plus the ensemble's baseline)"
-    if base.size == 0:
-        return b, ""
-    base = base.reshape(base.shape[0], -1)
-    first = base[0]
-    if not np.allclose(base, first, rtol=1e-12, atol=1e-12):
-        return b, " (plus the ensemble's baseline, which varies by row)"
-    if not np.any(first):
-        return b, ""
-    total = b + (first if first.size > 1 else first[0])
-    own = np.broadcast_to(np.ravel(b), first.shape) if first.size > 1 else np.ravel(b)[:1]
-    notes = tuple(f" (FIRE intercept {_fmt(float(v), 4)} + ensemble baseline)" for v in own)
-    return total, notes if len(notes) > 1 else notes[0]
 
 
 def _fmt(v, digits):
@@ -86,7 +50,8 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         +<contribution>", largest contribution first and numbered as in
         :func:`firecy.plotting.plot_rules`, then (an estimator fitted with
         ``linear_terms=True``) one line per kept linear term, "+<slope> per
-        unit of <feature> (<feature> clipped to [<lower>, <upper>])", then
+        unit of <feature> (<feature> clipped to [<lower>, <upper>], centred at
+        <center>)", then
         the numbers of rules, trees and distinct antecedents (and of linear
         terms).
 
@@ -138,7 +103,6 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     n_out = n_outputs(ensemble)
     labels = class_labels(ensemble, classes)
     lines = []
-    has_linear = any(r.get("kind") == "linear" for r in rows)
     for k in range(n_out):
         krows = [r for r in rows if r.get("class", 0) == k]
         name = "prediction"
@@ -158,8 +122,8 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         if not krows and n_out > 1:
             lines.append(f"{name} = intercept (no rule speaks for this class)")
             continue
-        lines.append(f"{name} = intercept + the contributions of the rules a row satisfies"
-                     + (" + the linear terms" if has_linear else ""))
+        lines.append(prediction_sentence(
+            name, any(r.get("kind") == "linear" for r in krows)))
         shown = krows if max_rules is None else krows[:max_rules]
         width = len(str(len(shown)))
         for i, r in enumerate(shown, 1):
@@ -180,14 +144,6 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
     rule_rows = [r for r in rows if r.get("kind") != "linear"]
     n_trees = len(set(r["tree"] for r in rule_rows))
     n_linear = len(rows) - len(rule_rows)
-    lines.append(
-        f"{len(rule_rows)} {_plural(len(rule_rows), 'rule')} from {n_trees} "
-        f"{_plural(n_trees, 'tree')}, "
-        f"{count_antecedents(ensemble, coef)} distinct antecedents (split nodes to read)"
-        + (f", and {n_linear} linear {_plural(n_linear, 'term')}" if n_linear else "")
-    )
+    lines.append(counts_sentence(len(rule_rows), n_trees, count_antecedents(ensemble, coef),
+                                 n_linear))
     return "\n".join(lines)
-
-
-def _plural(n, word):
-    return word if n == 1 else word + "s"

@@ -123,11 +123,14 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         ``kind``: ``"rule"``, or ``"linear"`` for a linear term of an
         estimator fitted with ``linear_terms=True`` (after its output's
         rules, by decreasing importance): ``rule`` is then its text, e.g.
-        ``+0.071 per unit of educ (educ clipped to [8, 18])``, ``weight``
+        ``+0.071 per unit of educ (educ clipped to [8, 18], centred at 12.6)``
+        (it adds ``slope * (clip(x, lower, upper) - center)``), ``weight``
         and ``contribution`` its slope per unit of the feature,
         ``importance`` the slope times the training standard deviation of
         the clipped feature, ``support`` and ``leaf_value`` NaN, ``tree``
-        -1, ``column`` its position after the rules' columns (as in
+        missing (None in the records, ``<NA>`` in the nullable integer
+        column of the DataFrame: a linear term comes from no tree),
+        ``column`` its position after the rules' columns (as in
         ``path_.coefs``).
         A multi-output ensemble (multi-class forest) adds a first column
         ``class``: the output the rule contributes to (its label when
@@ -232,7 +235,10 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     columns = (["class"] if multi or labels is not None else []) + _COLUMNS
     if stability is not None:
         columns.insert(columns.index("support") + 1, "stability")
-    return _rule_table_type(pd)(rows, columns=columns)
+    frame = _rule_table_type(pd)(rows, columns=columns)
+    # a linear term has no tree: a nullable integer column, not -1 or a float
+    frame["tree"] = frame["tree"].astype("Int64")
+    return frame
 
 
 _RULE_TABLE = None
