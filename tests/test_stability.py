@@ -64,6 +64,26 @@ def test_the_stability_column_is_a_count_of_the_half_fits(diabetes):
     assert "stability" in fire.summary()
 
 
+def test_stability_is_the_same_on_any_number_of_jobs_and_shows_its_progress(diabetes, capsys):
+    X, y = diabetes
+    rf = RandomForestRegressor(10, max_depth=2, random_state=0)
+    fire = FIRERegressor(rf, max_rules=5, linear_terms=False, **FAST).fit(X, y)
+    one = fire.stability(X, y, n_splits=2, random_state=3, n_jobs=1, verbose=False)
+    assert capsys.readouterr().err == ""
+    two = fire.stability(X, y, n_splits=2, random_state=3, n_jobs=2, verbose=True)
+    np.testing.assert_array_equal(one.dice, two.dice)
+    np.testing.assert_array_equal(one.n_rules, two.n_rules)
+    assert one.frequency == two.frequency
+    err = capsys.readouterr().err.splitlines()
+    # redirected (not a terminal): one line to start, one per half fit
+    assert err[0] == "stability: 4 half fits"
+    assert [line.split(",")[0] for line in err[1:]] == [
+        f"stability: half fit {k} of 4" for k in range(1, 5)]
+    assert "left" in err[1] and err[-1].endswith("done")
+    with pytest.raises(ValueError, match="verbose"):
+        fire.stability(X, y, n_splits=1, verbose="loud")
+
+
 def test_stable_rules_read_back_from_their_text(diabetes):
     X, y = diabetes
     fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)

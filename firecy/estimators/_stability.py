@@ -158,41 +158,100 @@ def _rows(X, idx):
     return X.iloc[idx] if hasattr(X, "iloc") else X[idx]
 
 
-def stability(est, X, y, *, n_splits=10, random_state=None, sample_weight=None):
+def _half_fit(est, X, y, rows, weights, grid):
+    """One half fit: a clone of ``est`` on ``rows``, its kept rules' signatures."""
+    from sklearn.base import clone
+
+    part = clone(est).fit(_rows(X, rows), np.asarray(y)[rows],
+                          sample_weight=None if weights is None else weights[rows])
+    return set(kept_signatures(part, grid).values())
+
+
+class _HalfFitProgress:
+    """``stability``'s progress on stderr: ``half fit k of n``, with the time
+    left once the first fit is timed; on a terminal the line is rewritten in
+    place, redirected one line per fit."""
+
+    def __init__(self, total, verbose):
+        import sys
+
+        stream = sys.stderr
+        tty = stream is not None and hasattr(stream, "isatty") and stream.isatty()
+        self.enabled = stream is not None and (verbose is True or (verbose == "auto" and tty))
+        self.stream, self.tty, self.total, self.done = stream, tty, total, 0
+        self.t0 = None
+
+    def start(self):
+        import time
+
+        self.t0 = time.perf_counter()
+        if self.enabled:
+            self._write(f"stability: {self.total} half fits")
+
+    def step(self):
+        import time
+
+        self.done += 1
+        if not self.enabled:
+            return
+        spent = time.perf_counter() - self.t0
+        left = spent / self.done * (self.total - self.done)
+        self._write(f"stability: half fit {self.done} of {self.total}, {spent:.0f} s"
+                    + (f", about {left:.0f} s left" if self.done < self.total else ", done"))
+
+    def _write(self, line):
+        end = "\n" if not self.tty or self.done == self.total else ""
+        self.stream.write(("\r" if self.tty else "") + line + end)
+        self.stream.flush()
+
+
+def stability(est, X, y, *, n_splits=10, random_state=None, sample_weight=None,
+              n_jobs=None, verbose="auto"):
     """SIRUS's stability of ``est``'s procedure on ``(X, y)``, and its kept
     rules' selection frequencies (see the module notes).
 
     ``est`` (fitted) is cloned and refitted on each half of ``n_splits``
     random splits of the rows (the model too, unless it is wrapped in
-    ``FrozenEstimator``); the estimator itself is not refitted.
+    ``FrozenEstimator``); the estimator itself is not refitted. The splits
+    are drawn before any fit, so the result does not depend on ``n_jobs``.
     """
-    from sklearn.base import clone
+    from joblib import Parallel, delayed
     from sklearn.utils import check_random_state
 
     from firecy._validation import check_int, check_sample_weight
 
     n_splits = check_int(n_splits, "n_splits", low=1)
+    if verbose not in (True, False, "auto"):
+        raise ValueError(f"verbose must be True, False or 'auto', got {verbose!r}")
     n = X.shape[0]
     if n < 4:
         raise ValueError(f"stability needs at least 4 rows to split in halves, got {n}")
     s = check_sample_weight(sample_weight, n)
+    weights = s if sample_weight is not None else None
     grid = decile_grid(X)
     own = kept_signatures(est, grid)
     rng = check_random_state(random_state)
-    scores, sizes, counts = [], [], {}
+    halves = []
     for _ in range(n_splits):
         order = rng.permutation(n)
-        halves = (order[: n // 2], order[n // 2: 2 * (n // 2)])
-        sets = []
-        for rows in halves:
-            part = clone(est).fit(_rows(X, rows), np.asarray(y)[rows],
-                                  sample_weight=s[rows] if sample_weight is not None else None)
-            sig = set(kept_signatures(part, grid).values())
-            sets.append(sig)
-            for key in sig:
-                counts[key] = counts.get(key, 0) + 1
-        scores.append(dice(*sets))
-        sizes.append([len(sets[0]), len(sets[1])])
+        halves += [order[: n // 2], order[n // 2: 2 * (n // 2)]]
+    progress = _HalfFitProgress(len(halves), verbose)
+    progress.start()
+    # the half fits in order, whatever finishes first
+    fits = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_half_fit)(est, X, y, rows, weights, grid) for rows in halves)
+    sets = []
+    for sig in fits:
+        sets.append(sig)
+        progress.step()
+    scores, sizes, counts = [], [], {}
+    for a, b in zip(sets[0::2], sets[1::2]):
+        for key in a:
+            counts[key] = counts.get(key, 0) + 1
+        for key in b:
+            counts[key] = counts.get(key, 0) + 1
+        scores.append(dice(a, b))
+        sizes.append([len(a), len(b)])
     total = 2 * n_splits
     frequency = {j: counts.get(sig, 0) / total for j, sig in own.items()}
     return StabilityResult(dice=np.array(scores), n_rules=np.array(sizes), frequency=frequency)
@@ -201,7 +260,8 @@ def stability(est, X, y, *, n_splits=10, random_state=None, sample_weight=None):
 class StabilityMixin:
     """:meth:`stability` for the fitted FIRE estimators (internal)."""
 
-    def stability(self, X, y, *, n_splits=10, random_state=None, sample_weight=None):
+    def stability(self, X, y, *, n_splits=10, random_state=None, sample_weight=None,
+                  n_jobs=None, verbose="auto"):
         """How stable the rule set is: SIRUS's measure over ``n_splits`` random halvings.
 
         The estimator's procedure (a clone of it, its model refitted too
@@ -224,6 +284,14 @@ class StabilityMixin:
         random_state : int, RandomState instance or None, default=None
             Seeds the splits.
         sample_weight : array-like of shape (n_samples,), default=None
+        n_jobs : int, default=None
+            The half fits to run at once (joblib's convention: None is one
+            unless in a ``joblib.parallel_config`` context, -1 every core). The
+            splits are drawn first, so the result is the same for any
+            ``n_jobs``.
+        verbose : bool or "auto", default="auto"
+            Show the progress on stderr (``half fit k of n``, and the time
+            left): "auto" on a terminal only, True always, False never.
 
         Returns
         -------
@@ -248,7 +316,7 @@ class StabilityMixin:
 
         check_is_fitted(self)
         result = stability(self, X, y, n_splits=n_splits, random_state=random_state,
-                           sample_weight=sample_weight)
+                           sample_weight=sample_weight, n_jobs=n_jobs, verbose=verbose)
         column = np.full(len(self.ensemble_.leaf_values), np.nan)
         for j, f in result.frequency.items():
             column[j] = f
