@@ -19,7 +19,8 @@ import warnings
 
 from firecy._escape import display_text
 
-__all__ = ["Html", "text", "number", "cell", "table", "figure", "page", "section", "pre"]
+__all__ = ["Html", "text", "number", "cell", "table", "figure", "page", "section", "pre",
+           "pair", "details"]
 
 
 class Html(str):
@@ -77,8 +78,9 @@ def table(headers, rows, *, numeric=(), caption=None, digits=4):
     return Html("\n".join(out))
 
 
-def figure(fig, caption):
-    """A matplotlib figure as an SVG data URI in an ``<img>``, with its caption."""
+def figure(fig, caption, *, narrow=False):
+    """A matplotlib figure as an SVG data URI in an ``<img>``, with its caption
+    (``narrow``: shown at most half the page wide)."""
     import matplotlib
 
     buf = io.BytesIO()
@@ -90,7 +92,7 @@ def figure(fig, caption):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     alt = text(caption)
-    return Html(f'<figure><img class="picture" alt="{alt}" '
+    return Html(f'<figure><img class="picture{" narrow" if narrow else ""}" alt="{alt}" '
                 f'src="data:image/svg+xml;base64,{data}">'
                 f"<figcaption>{alt}</figcaption></figure>")
 
@@ -99,6 +101,16 @@ def pre(value):
     """Preformatted text (a summary, a risk card), escaped line by line."""
     lines = str(value).split("\n")
     return Html("<pre>" + "\n".join(text(line) for line in lines) + "</pre>")
+
+
+def pair(left, right):
+    """Two parts side by side (one above the other on a narrow screen)."""
+    return Html(f'<div class="pair"><div>{left}</div><div>{right}</div></div>')
+
+
+def details(summary, body):
+    """A part shown on request (``<details>``: no script needed)."""
+    return Html(f"<details><summary>{text(summary)}</summary>\n{body}\n</details>")
 
 
 def section(anchor, title, *parts):
@@ -120,8 +132,12 @@ th { background: #f3f3f3; } td.num, th.num { text-align: right;
 caption { text-align: left; font-style: italic; padding: .2rem 0; }
 pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .85rem; }
 figure { margin: 1rem 0; } img.picture { max-width: 100%; height: auto; }
+img.picture.narrow { max-width: min(100%, 36rem); }
 figcaption { font-size: .85rem; color: #555; }
 nav ul { columns: 2; } .note { color: #555; font-size: .9rem; }
+.pair { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
+.pair > * { flex: 1 1 26rem; min-width: 0; }
+details > summary { cursor: pointer; color: #444; margin: .4rem 0; }
 """
 
 # nothing may load: no script at all, images only from the page itself

@@ -2,7 +2,7 @@
 import numpy as np
 
 from firecy._escape import display_value
-from firecy.report._html import Html, figure, pre, section, table, text
+from firecy.report._html import Html, details, figure, pair, pre, section, table, text
 from firecy.report._evaluate import calibration, chosen_rows, comparison_rows, task_of
 
 __all__ = ["summary_section", "rules_section", "pictures_section", "comparison_section",
@@ -32,7 +32,10 @@ def summary_section(est, X, names):
         ["raw scale (what the rules add to)", raw_scale_name(est, label)],
         ["training rows described", "-" if X is None else int(X.shape[0])],
     ])
-    return section("summary", "Summary", facts, pre(est.summary(X=X, feature_names=names)))
+    # the summary's text repeats the rules table below: shown on request
+    return section("summary", "Summary", facts,
+                   details("The summary as text (estimator.summary())",
+                           pre(est.summary(X=X, feature_names=names))))
 
 
 def rules_section(est, names):
@@ -80,7 +83,8 @@ def pictures_section(est, X, names):
     return section("pictures", "Pictures",
                    figure(fig_rules, "The kept rules as the partial trees they come from "
                                      "(#: rank in the rules table; the leaf's contribution)."),
-                   figure(fig_path, "Validation error against the number of "
+                   figure(fig_path, narrow=True, caption="Validation error against the "
+                          "number of "
                                     + ("terms (rules and linear terms)"
                                        if est.model_.linear_offered else "rules")
                                     + " along the path; the star marks the selected "
@@ -138,11 +142,12 @@ def calibration_section(est, ev):
                                                     rel["predicted"], rel["observed"])]
     body = table(["bin", "rows (weight)", "predicted", "observed"], rows,
                  numeric={0, 1, 2, 3})
-    return section("calibration", "Calibration", body,
+    return section("calibration", "Calibration",
                    f"Ten equal-frequency bins of the {what}, {ev.sentence()}; CAL (mean "
                    f"|predicted \u2212 observed| over the rows) = {100 * cal:.2f}%.",
-                   figure(_reliability_figure(rel, what),
-                          "Reliability diagram: predicted against observed, per bin."))
+                   pair(body, figure(_reliability_figure(rel, what),
+                                     "Reliability diagram: predicted against observed, "
+                                     "per bin.")))
 
 
 def risk_card_section(est, X, y):
@@ -181,6 +186,16 @@ def _values(features):
                      for k, v in features.items())
 
 
+def _short_text(record):
+    """A term as an explained row's table names it: a rule by its conditions, a
+    linear term by its feature and slope (its clip range and centre are in the
+    rules table, its value on the row beside it)."""
+    if record["kind"] != "linear":
+        return record["text"]
+    name = next(iter(record["features"]), "")
+    return f"{name}: linear, {record['weight']:+.4g} per unit"
+
+
 def _row_block(est, X, i, label_of, target, names):
     """One explained row: its terms that fire, their sum, the waterfall."""
     from firecy.estimators._explain import raw_scale_name
@@ -196,8 +211,10 @@ def _row_block(est, X, i, label_of, target, names):
         label = label.item() if hasattr(label, "item") else label
         records = [r for r in records if r["class"] == label]
     total = float(sum(r["contribution"] for r in records))
-    rows = [[r["text"], _values(r["features"]) if r["features"] else "", r["contribution"]]
-            for r in records]
+    # a forest's baseline is 0: no row of its own (the sum is unchanged)
+    shown = [r for r in records if not (r["kind"] == "baseline" and r["contribution"] == 0)]
+    rows = [[_short_text(r), _values(r["features"]) if r["features"] else "", r["contribution"]]
+            for r in shown]
     rows.append([Html("<strong>sum: the prediction</strong>"), "", total])
     body = table(["term", "the row's values", "contribution"], rows, numeric={2}, digits=6)
     scale = raw_scale_name(est, label)
@@ -208,11 +225,13 @@ def _row_block(est, X, i, label_of, target, names):
             f"{display_value(c)}: {p:.3f}" for c, p in zip(est.classes_, proba))
     if target is not None:
         facts += f"; observed: {target}"
-    return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n{body}\n"
-                + figure(plot_explanation(est, row, label=label, feature_names=names),
-                         f"Row {i}: from the intercept plus baseline to the prediction, one "
-                         + ("bar per rule that holds and per linear term."
-                            if est.model_.n_linear_terms else "bar per rule that holds.")))
+    picture = figure(plot_explanation(est, row, label=label, feature_names=names),
+                     f"Row {i}: from the intercept plus baseline to the prediction, one "
+                     + ("bar per rule that holds and per linear term."
+                        if est.model_.n_linear_terms else "bar per rule that holds."))
+    # the table and its picture side by side: the page half as long
+    return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n"
+                + pair(body, picture))
 
 
 def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
