@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from firecy.estimators._data import allows_nan, validate_predict_data
 from firecy.estimators._explain import ExplainMixin
+from firecy.estimators._inference import InferenceMixin
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._stability import StabilityMixin
 from firecy.estimators._selection import effective_n_jobs
@@ -42,7 +43,8 @@ def default_forest(est, kind):
                   n_jobs=effective_n_jobs(est.n_jobs, 500))
 
 
-class FIREEstimatorBase(StabilityMixin, RuleFeaturesMixin, ExplainMixin, BaseEstimator):
+class FIREEstimatorBase(StabilityMixin, InferenceMixin, RuleFeaturesMixin, ExplainMixin,
+                        BaseEstimator):
     """Base of the FIRE estimators (internal): what a fitted one offers.
 
     A subclass's ``fit`` validates the data (``_data.validate_fit_data``),

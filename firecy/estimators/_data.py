@@ -106,6 +106,20 @@ def _check_nan(X, estimator):
             "(HistGradientBoosting, XGBoost, LightGBM, or the default random forest)")
 
 
+def training_fingerprint(X):
+    """A cheap fingerprint of a fit's rows (their shape and a hash of the first
+    1,000), or None for rows it cannot hash (a Dask collection)."""
+    import joblib
+
+    if not hasattr(X, "shape") or type(X).__module__.split(".")[0] == "dask":
+        return None
+    try:
+        head = X.iloc[:1000] if hasattr(X, "iloc") else X[:1000]
+        return (tuple(X.shape), joblib.hash(head))
+    except Exception:   # a matrix type joblib cannot hash: no check, no failure
+        return None
+
+
 def validate_fit_data(est, X, y, sample_weight, *, y_numeric, default_model_name):
     """Step 1 of a fit: ``X``, ``y`` and the weights, checked.
 
@@ -127,6 +141,8 @@ def validate_fit_data(est, X, y, sample_weight, *, y_numeric, default_model_name
     FitData
     """
     check_not_library_matrix(X)
+    # inference(method="holdout") refuses the training rows
+    est._train_fingerprint = training_fingerprint(X)
     native = is_dataframe(X) and _check_categorical_columns(X, est.estimator,
                                                             default_model_name)
     if native:

@@ -1,0 +1,371 @@
+"""Confidence intervals for the kept terms that hold after selection: :meth:`inference`.
+
+A weight fitted on the rows that chose its term is biased away from zero, and
+its naive interval covers less often than it says: the rules were kept
+because they fitted those rows well. The remedy that is valid by
+construction is to refit the selected terms, unpenalised, on rows the
+selection never saw (Cox 1975; Wasserman & Roeder 2009; R ``pre``'s advice):
+
+* ``method="holdout"`` (the default): ``X, y`` are rows the model was not
+  fitted on (a test set). The model's own kept terms are refitted on them;
+  the intervals are about the model's terms. Passing the training rows is
+  refused (:class:`ValueError`): that is the naive interval.
+* ``method="split"``: one data set, split in two. A clone of the estimator
+  (its tree model refitted too, unless it is a ``FrozenEstimator``) selects
+  terms on one part, and they are refitted on the other: the intervals are
+  about the clone's terms (which may differ from the model's).
+* ``method="naive"``: the model's terms refitted on the rows given, however
+  they were used. Not valid after selection; there to be compared with.
+
+The refit is ordinary least squares for :class:`FIRERegressor` (classical
+or heteroscedasticity-robust HC1 standard errors, Student-t intervals), a
+logistic regression for a binary :class:`FIREClassifier` and a Poisson
+regression for :class:`FIREPoissonRegressor` (Wald intervals from the
+observed information), each weighted by ``sample_weight``. A rule's column
+is its 0/1 indicator, so its estimate is on the scale of its contribution
+("then +23"); a linear term's is ``clip(x, lower, upper) - center``, so its
+estimate is a slope per unit. What an interval covers is the coefficient of
+the term in the population's best approximation by the intercept and the
+selected terms (the projection of ``E[y | x]`` on them; for the GLMs, the
+coefficient of the population's best fit of that GLM): ``docs/inference.rst``.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["InferenceMixin", "TermDesign", "term_design", "refit_intervals"]
+
+INFERENCE_COLUMNS = ["term", "kind", "text", "estimate", "std_error", "lower", "upper",
+                     "p_value"]
+METHODS = ("holdout", "split", "naive")
+
+
+@dataclass
+class TermDesign:
+    """A fitted model's kept terms as columns on some rows (see :func:`term_design`).
+
+    Attributes
+    ----------
+    names, kinds, texts : list of str
+        As ``explain`` names the terms (``rule_<column>``, ``linear_<feature>``).
+    Z : ndarray of shape (n_samples, n_terms)
+        A rule's 0/1 indicator, a linear term's ``clip(x, lower, upper) - center``.
+    offset : ndarray of shape (n_samples,)
+        The ensemble's baseline (0 for a forest).
+    """
+
+    names: list
+    kinds: list
+    texts: list
+    Z: np.ndarray
+    offset: np.ndarray
+
+
+def term_design(est, X):
+    """The kept terms of a fitted single-output FIRE estimator on the rows of ``X``."""
+    from firecy.estimators._explain import explained_labels, model_terms, term_texts
+
+    if len(explained_labels(est)) > 1:
+        raise ValueError("inference handles one raw score (a regressor, a binary "
+                         "classifier); a multi-class model has one per class: not supported")
+    Xm = est._validate_predict_data(X)
+    terms = model_terms(est, Xm)
+    texts = term_texts(est, terms, X=Xm)
+    keep = [k for k, kind in enumerate(terms.kind) if kind in ("rule", "linear")]
+    base = [k for k, kind in enumerate(terms.kind) if kind == "baseline"]
+    Z = np.empty((terms.value.shape[0], len(keep)))
+    for q, k in enumerate(keep):
+        Z[:, q] = terms.fires[:, k] if terms.kind[k] == "rule" else terms.value[:, k]
+    offset = terms.value[:, base].sum(axis=1) if base else np.zeros(Z.shape[0])
+    return TermDesign([terms.name[k] for k in keep], [terms.kind[k] for k in keep],
+                      [texts[k] for k in keep], Z, offset)
+
+
+def _check_columns(design, w):
+    """A term constant on the rows of positive weight cannot be estimated: say which."""
+    rows = w > 0
+    for q, name in enumerate(design.names):
+        col = design.Z[rows, q]
+        if col.size and np.ptp(col) == 0:
+            raise ValueError(
+                f"term {name} ({design.texts[q]}) is constant on the {int(rows.sum())} "
+                f"inference rows of positive weight: its weight cannot be estimated there "
+                f"(more rows, or a model whose rules hold on some of them)")
+    A = np.column_stack([np.ones(int(rows.sum())), design.Z[rows]])
+    rank = np.linalg.matrix_rank(A)
+    if rank < A.shape[1]:
+        # the terms in a null vector of the design: e.g. every leaf of one tree,
+        # which together hold on every row, as the intercept does
+        null = np.linalg.svd(A)[2][-1]
+        tied = [design.names[k - 1] for k in np.flatnonzero(np.abs(null) > 1e-8) if k > 0]
+        raise ValueError(
+            f"the terms {', '.join(tied)} and the intercept are linearly dependent on the "
+            f"inference rows (rank {rank} of {A.shape[1]}; e.g. every leaf of one tree, "
+            "which together hold on every row): their weights are not identified. Refit "
+            "the model with a larger lam or fewer terms (max_rules), so that it keeps no "
+            "such set")
+
+
+def _ols(A, y, w, robust):
+    n, p = A.shape
+    sw = np.sqrt(w)
+    Q, R = np.linalg.qr(A * sw[:, None])
+    beta = np.linalg.solve(R, Q.T @ (y * sw))
+    resid = y - A @ beta
+    df = int(np.count_nonzero(w)) - p
+    if df <= 0:
+        raise ValueError(f"{int(np.count_nonzero(w))} inference rows of positive weight "
+                         f"for {p} coefficients: no degrees of freedom are left")
+    Rinv = np.linalg.inv(R)
+    bread = Rinv @ Rinv.T                      # (A' W A)^-1
+    if robust:
+        meat = (A * (w * resid)[:, None]).T @ (A * (w * resid)[:, None])
+        cov = bread @ meat @ bread * (n / df)
+    else:
+        sigma2 = float(np.sum(w * resid ** 2)) / df
+        cov = sigma2 * bread
+    return beta, cov, stats.t(df)
+
+
+def _glm(A, y, w, offset, loss, max_iter=100, tol=1e-10):
+    """Newton's method for the logistic or Poisson log-likelihood (weighted)."""
+    p = A.shape[1]
+    beta = np.zeros(p)
+    if loss == "poisson":
+        beta[0] = np.log(max(np.average(y / np.exp(offset), weights=w), 1e-300))
+    for it in range(max_iter):
+        eta = offset + A @ beta
+        if loss == "logistic":
+            mu = 1.0 / (1.0 + np.exp(-eta))
+            curv = mu * (1.0 - mu)
+        else:
+            mu = np.exp(eta)
+            curv = mu
+        grad = A.T @ (w * (y - mu))
+        H = (A * (w * curv)[:, None]).T @ A
+        try:
+            step = np.linalg.solve(H, grad)
+        except np.linalg.LinAlgError:
+            raise ValueError("the refit's information matrix is singular (a term that "
+                             "separates the classes?): no Wald interval") from None
+        beta += step
+        if np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(beta))):
+            break
+    else:
+        warnings.warn(f"the {loss} refit did not converge in {max_iter} Newton steps "
+                      "(a term that separates the classes?): its intervals are unreliable",
+                      stacklevel=4)
+    return beta, np.linalg.inv(H), stats.norm()
+
+
+def refit_intervals(design, y, sample_weight, loss, *, level=0.95, robust=False,
+                    offset=None):
+    """The unpenalised refit of the terms of ``design`` on its rows: one record per term.
+
+    Parameters
+    ----------
+    design : TermDesign
+    y : ndarray of shape (n_samples,)
+        The target (0/1 for the logistic loss, counts for Poisson).
+    sample_weight : ndarray of shape (n_samples,)
+    loss : {"squared", "logistic", "poisson"}
+    level : float
+        The intervals' confidence level.
+    robust : bool
+        HC1 standard errors for the squared loss.
+    offset : ndarray, optional
+        Added to the linear predictor (log exposure); the ensemble's baseline
+        is added too.
+
+    Returns
+    -------
+    list of dict
+        ``term, kind, text, estimate, std_error, lower, upper, p_value``.
+    """
+    w = np.asarray(sample_weight, dtype=np.float64)
+    _check_columns(design, w)
+    A = np.column_stack([np.ones(design.Z.shape[0]), design.Z])
+    base = design.offset + (0.0 if offset is None else offset)
+    if loss == "squared":
+        beta, cov, dist = _ols(A, np.asarray(y, dtype=np.float64) - base, w, robust)
+    else:
+        beta, cov, dist = _glm(A, np.asarray(y, dtype=np.float64), w, base, loss)
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    q = float(dist.ppf(0.5 + level / 2))
+    out = []
+    for k in range(1, A.shape[1]):
+        z = beta[k] / se[k] if se[k] > 0 else np.inf
+        out.append({"term": design.names[k - 1], "kind": design.kinds[k - 1],
+                    "text": design.texts[k - 1], "estimate": float(beta[k]),
+                    "std_error": float(se[k]), "lower": float(beta[k] - q * se[k]),
+                    "upper": float(beta[k] + q * se[k]),
+                    "p_value": float(2 * dist.sf(abs(z)))})
+    return out
+
+
+def _loss_of(est):
+    kind = type(est).__name__
+    if kind == "FIRERegressor":
+        return "squared"
+    if kind == "FIREClassifier":
+        if len(est.classes_) != 2:
+            raise ValueError("inference handles a binary classifier; this one has "
+                             f"{len(est.classes_)} classes: not supported")
+        return "logistic"
+    if kind == "FIREPoissonRegressor":
+        return "poisson"
+    raise ValueError(f"inference is not available for {kind} (its loss has no refit here "
+                     "yet): FIRERegressor, a binary FIREClassifier and FIREPoissonRegressor "
+                     "have it")
+
+
+class InferenceMixin:
+    """:meth:`inference` for the FIRE estimators (internal)."""
+
+    def inference(self, X, y, *, level=0.95, method="holdout", robust=False, split=0.5,
+                  random_state=None, sample_weight=None, exposure=None, as_frame=None):
+        """Confidence intervals for the kept terms' weights, valid after selection.
+
+        The kept terms are refitted without penalty on rows the selection did
+        not see, and the refit's intervals reported (see the module notes and
+        ``docs/inference.rst``): ``method="holdout"`` refits this model's
+        terms on the rows given, which must not be its training rows;
+        ``method="split"`` selects on part of the rows given (a clone of the
+        estimator) and refits on the rest; ``method="naive"`` refits this
+        model's terms on the rows given, however they were used (not valid
+        after selection: its intervals cover less often than they say).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        level : float, default=0.95
+            The confidence level of the intervals.
+        method : {"holdout", "split", "naive"}, default="holdout"
+        robust : bool, default=False
+            Heteroscedasticity-robust (HC1) standard errors for the squared loss.
+        split : float, default=0.5
+            ``method="split"``: the fraction of the rows the clone selects on.
+        random_state : int, RandomState instance or None, default=None
+            ``method="split"``: seeds the split (the clone keeps the
+            estimator's own ``random_state``).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows of the refit (and of the selection's fit).
+        exposure : array-like of shape (n_samples,), default=None
+            :class:`FIREPoissonRegressor`: the rows' exposures.
+        as_frame : bool, optional
+            A pandas DataFrame (the default when pandas is importable) or a
+            list of dicts.
+
+        Returns
+        -------
+        pandas.DataFrame or list of dict
+            One row per kept term (named as :meth:`explain` names it):
+            ``term``, ``kind``, ``text``, ``estimate`` (a rule: its effect where
+            it holds; a linear term: its slope per unit), ``std_error``,
+            ``lower``, ``upper``, ``p_value``. Also stored as ``inference_``,
+            with ``inference_design_`` (:class:`TermDesign` maker: call it on
+            rows to get the terms' columns the intervals are about).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> from firecy import FIRERegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.uniform(0, 10, size=(400, 2))
+        >>> y = 3.0 * (X[:, 0] > 5) + rng.normal(size=400)
+        >>> fire = FIRERegressor(DecisionTreeRegressor(max_depth=1), lam=0.1,
+        ...                      linear_terms=False, random_state=0).fit(X[:200], y[:200])
+        >>> table = fire.inference(X[200:], y[200:], as_frame=False)
+        >>> [(r["text"], r["lower"] < 3.0 < r["upper"]) for r in table]
+        [('x0 > 5.0...', True)]
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        from firecy._validation import check_sample_weight
+
+        check_is_fitted(self)
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if not 0.0 < float(level) < 1.0:
+            raise ValueError(f"level must be in (0, 1), got {level!r}")
+        loss = _loss_of(self)
+        n = int(X.shape[0])
+        y = np.asarray(y)
+        if y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]}")
+        w = check_sample_weight(sample_weight, n)
+        if not np.any(w > 0):
+            raise ValueError("sample_weight is zero on every row: nothing to refit on")
+        offset = None
+        if exposure is not None:
+            from firecy.datafits._poisson_loss import log_exposure
+
+            offset = log_exposure(exposure, n)
+        from firecy.estimators._data import training_fingerprint
+
+        seen = getattr(self, "_train_fingerprint", None)
+        if method == "holdout" and seen is not None and seen == training_fingerprint(X):
+            raise ValueError(
+                "these are the rows the model was fitted on: a refit on the rows that "
+                "selected the terms gives intervals that cover less often than they say. "
+                "Pass held-out rows, or method='split' to select on part of these rows "
+                "and refit on the rest")
+        model = self
+        rows = np.arange(n)
+        if method == "split":
+            from sklearn.base import clone
+            from sklearn.utils import check_random_state
+
+            if not 0.0 < float(split) < 1.0:
+                raise ValueError(f"split must be in (0, 1), got {split!r}")
+            order = check_random_state(random_state).permutation(n)
+            cut = int(round(float(split) * n))
+            if not 0 < cut < n:
+                raise ValueError(f"split={split} leaves no rows on one side of {n}")
+            pick, rows = order[:cut], np.sort(order[cut:])
+            fit_kw = {} if sample_weight is None else {"sample_weight": w[pick]}
+            if exposure is not None:
+                fit_kw["exposure"] = np.asarray(exposure, dtype=np.float64)[pick]
+            model = clone(self).fit(_take(X, pick), y[pick], **fit_kw)
+        Xr = _take(X, rows)
+        target = y[rows]
+        if loss == "logistic":
+            classes = model.classes_
+            if not np.all(np.isin(target, classes)):
+                raise ValueError("y holds labels the classifier does not know")
+            target = (target == classes[1]).astype(np.float64)
+            if np.ptp(target[w[rows] > 0]) == 0:
+                raise ValueError("the inference rows hold one class only: no logistic "
+                                 "refit")
+        design = term_design(model, Xr)
+        if not design.names:
+            records = []
+        else:
+            records = refit_intervals(design, target, w[rows], loss, level=float(level),
+                                      robust=robust,
+                                      offset=None if offset is None else offset[rows])
+        self.inference_ = records
+        self.inference_design_ = lambda Xn, _m=model: term_design(_m, Xn)
+        return _frame(records, as_frame)
+
+
+def _take(X, idx):
+    return X.iloc[idx] if hasattr(X, "iloc") else X[idx]
+
+
+def _frame(records, as_frame):
+    if as_frame is False:
+        return records
+    try:
+        import pandas as pd
+    except ImportError:
+        if as_frame:
+            raise ImportError("inference(as_frame=True) needs pandas") from None
+        return records
+    return pd.DataFrame(records, columns=INFERENCE_COLUMNS)
