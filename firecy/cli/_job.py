@@ -8,7 +8,19 @@ from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
 from firecy._escape import display_value
 
-__all__ = ["run_job", "describe", "describe_selection", "summary_rows"]
+__all__ = ["run_job", "describe", "describe_selection", "summary_rows",
+           "read_categories"]
+
+
+def read_categories(model, X):
+    """Let ``model`` read the category columns of ``X`` natively (XGBoost
+    needs ``enable_categorical=True``; LightGBM reads a pandas category
+    column as categorical by itself)."""
+    from firecy.cli._text_columns import has_categories
+
+    if hasattr(X, "dtypes") and has_categories(X) and type(model).__module__.startswith(
+            "xgboost"):
+        model.set_params(enable_categorical=True)
 
 
 def _make_forest(kind, n_trees, max_depth, seed, n_jobs, classification=False):
@@ -136,10 +148,14 @@ def run_job(X, y, args, *, label):
     quiet = args.no_progress
     if args.one_se and args.selection != "cv":
         raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
-    # plain arrays: the libraries rename or reject some column names (spaces,
-    # brackets); the rules are printed with the real names
+    # plain arrays (or, with category columns, a frame of columns f0, f1, ...):
+    # the libraries rename or reject some column names (spaces, brackets); the
+    # rules are printed with the real names
+    from firecy.cli._text_columns import csv_line_numbers, model_frame
+
     classification = _is_classification(args)
-    X = np.asarray(X, dtype=np.float64)
+    lines = csv_line_numbers(X)
+    X = model_frame(X)
     y = np.asarray(y) if classification else np.asarray(y, dtype=np.float64)
     if classification:
         _check_class_rows(y, "in the data")
@@ -149,15 +165,16 @@ def run_job(X, y, args, *, label):
         stratify = None
         if classification and np.unique(y, return_counts=True)[1].min() >= 2:
             stratify = y
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=args.test_size,
-                                                  random_state=args.seed, stratify=stratify)
+        X_tr, X_te, y_tr, y_te, lines_tr, lines_te = train_test_split(
+            X, y, lines, test_size=args.test_size, random_state=args.seed, stratify=stratify)
     else:
-        X_tr, X_te, y_tr, y_te = X, None, y, None
+        X_tr, X_te, y_tr, y_te, lines_tr, lines_te = X, None, y, None, lines, None
     if classification and X_te is not None:
         _check_class_rows(y_tr, f"among the training rows (--test-size {args.test_size:g} "
                           "holds the others out; --test-size 0 keeps them all)")
     forest = _make_forest(getattr(args, "model", "rf"), args.n_trees, args.max_depth,
                           args.seed, args.n_jobs, classification)
+    read_categories(forest, X)
     t0 = time.perf_counter()
     status(f"fitting {label}: {args.n_trees} trees of depth {args.max_depth} "
            f"on {len(y_tr)} rows ...", quiet)
@@ -172,7 +189,7 @@ def run_job(X, y, args, *, label):
         fit_with_progress(l1, X_tr, y_tr, "L1 path (comparison)", not quiet)
     elapsed = time.perf_counter() - t0
     res = dict(X_tr=X_tr, X_te=X_te, y_tr=y_tr, y_te=y_te, forest=forest, fire=fire, l1=l1,
-               fusion=fusion, elapsed=elapsed)
+               fusion=fusion, elapsed=elapsed, lines_tr=lines_tr, lines_te=lines_te)
     def scores(est):
         if classification:
             return _class_scores(est, X_te, y_te)
