@@ -188,15 +188,16 @@ def _add_data_options(p):
 
 
 def _rows(text):
-    """``--rows``: data rows separated by commas, 0 the first (CSV line 2)."""
+    """``--rows``: CSV line numbers separated by commas (line 1 is the header,
+    the first data row is line 2)."""
     try:
         rows = [int(part) for part in text.split(",")]
     except ValueError:
         rows = None
-    if not rows or any(r < 0 for r in rows):
+    if not rows or any(r < 2 for r in rows):
         raise argparse.ArgumentTypeError(
-            f"--rows must be data rows (0 = the first, CSV line 2) separated by commas, "
-            f"e.g. 0,5,9; got {text!r}")
+            f"--rows must be CSV line numbers separated by commas (line 1 is the header, "
+            f"the first data row is line 2), e.g. 2,7,11; got {text!r}")
     return list(dict.fromkeys(rows))
 
 
@@ -275,16 +276,19 @@ def build_parser():
         "explain",
         help="why rows of your CSV file get their predictions",
         description="Fit exactly as 'firecy extract' does with the same options (no model "
-                    "is saved between commands), then explain rows of the same file: the "
-                    "intercept, the ensemble's baseline and the contribution of each rule "
-                    "that holds, which sum to the prediction on the model's raw scale. "
-                    "Prints the first rows, writes every explained row as CSV.",
+                    "is saved between commands), then explain rows of the same file, "
+                    "named by their CSV line numbers (line 1 is the header, the first "
+                    "data row line 2): the intercept (with the ensemble's baseline), the "
+                    "contribution of each rule that holds and of each linear term, which "
+                    "sum to the prediction on the model's raw scale. Prints the first "
+                    "rows, writes every explained row as CSV.",
     )
     exp.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     _add_data_options(exp)
     exp.add_argument("--rows", type=_rows, default=None, metavar="LIST",
-                     help="data rows to explain, separated by commas (0 = the first data "
-                          "row, CSV line 2), e.g. 0,5,9; default: every row")
+                     help="the rows to explain, by their CSV line numbers separated by "
+                          "commas (line 1 is the header, so the first data row is line 2; "
+                          "a text editor's line numbers), e.g. 2,7,11; default: every row")
     exp.add_argument("--output", default="explanations.csv", metavar="FILE",
                      help="CSV file of the explanations: one line per row and term "
                           "(default explanations.csv)")
