@@ -159,7 +159,7 @@ def run_glm_job(X, y, args, *, label):
 
     from sklearn.model_selection import train_test_split
 
-    from firecy.cli._job import describe, read_categories, summary_rows
+    from firecy.cli._job import describe_fit, read_categories, summary_rows
     from firecy.cli._progress import Progress, status
     from firecy.cli._text_columns import csv_line_numbers, model_frame
 
@@ -201,7 +201,7 @@ def run_glm_job(X, y, args, *, label):
 
     fusion = args.fusion
     fire = fit(model, args.penalty, fusion,
-               f"FIRE path, {describe(args.penalty, args.gamma, fusion)}")
+               f"FIRE path, {describe_fit(args, args.penalty, fusion)}")
     fitted = fire.estimator_
     l1 = None
     if args.penalty != "l1" or fusion:

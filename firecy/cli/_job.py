@@ -8,7 +8,7 @@ from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
 from firecy._escape import display_value
 
-__all__ = ["run_job", "describe", "describe_selection", "summary_rows",
+__all__ = ["run_job", "describe", "describe_fit", "describe_selection", "summary_rows",
            "read_categories"]
 
 
@@ -116,6 +116,13 @@ def describe(penalty, gamma, fusion):
     return f"MCP (gamma {gamma:g})" + (f" + fusion {fusion:g}" if fusion else "")
 
 
+def describe_fit(args, penalty, fusion):
+    """The fit in words: the penalty (:func:`describe`), after "stable pool +"
+    for a ``--stable`` fit (its rules come from SIRUS's pool of frequent rules)."""
+    text = describe(penalty, args.gamma, fusion)
+    return "stable pool + " + text if getattr(args, "stable", False) else text
+
+
 def describe_selection(est):
     """How a fitted FIRE estimator chose its rule set, in one sentence."""
     path = est.path_
@@ -182,7 +189,7 @@ def run_job(X, y, args, *, label):
     fusion = args.fusion
     fire = _make_fire(forest, args, args.penalty, fusion)
     fit_with_progress(fire, X_tr, y_tr,
-                      f"FIRE path, {describe(args.penalty, args.gamma, fusion)}", not quiet)
+                      f"FIRE path, {describe_fit(args, args.penalty, fusion)}", not quiet)
     l1 = None
     if args.penalty != "l1" or fusion:
         l1 = _make_fire(forest, args, "l1", 0.0)
@@ -210,8 +217,9 @@ def summary_rows(fire, l1, model, args, fusion, label, scores):
     from firecy.rules import count_antecedents
 
     rows = []
-    for name, est in [("FIRE " + describe(args.penalty, args.gamma, fusion), fire),
-                      ("L1 selection, same budget", l1), (f"full {label}", model)]:
+    stable = ", stable pool" if getattr(args, "stable", False) else ""
+    for name, est in [("FIRE " + describe_fit(args, args.penalty, fusion), fire),
+                      ("L1 selection, same budget" + stable, l1), (f"full {label}", model)]:
         if est is None:
             continue
         is_fire = est is fire or est is l1
