@@ -263,3 +263,17 @@ def test_card_reads_a_yes_no_column(tmp_path, capsys):
     doc = json.loads(out.read_text())
     features = {c["feature"] for r in doc["rules"] for c in r["conditions"]}
     assert "smoker=yes" in features
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--task", "survival", "--time", "age", "--event", "smoker"],
+     "--event column 'smoker' is text; it must hold numbers"),
+    (["--task", "poisson", "--target", "age", "--exposure", "region"],
+     "--exposure column 'region' is text; it must hold numbers"),
+])
+def test_a_text_column_where_numbers_are_needed(tmp_path, capsys, args, message):
+    data = _write_insurance(tmp_path / "insurance.csv")
+    assert main(["extract", str(data), *args, "--output", str(tmp_path / "r.json"),
+                 *FAST]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"firecy: error: {message}"

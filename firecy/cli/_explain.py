@@ -1,4 +1,4 @@
-"""``firecy explain DATA.csv --target COLUMN --rows 0,5,9``: why each row gets
+"""``firecy explain DATA.csv --target COLUMN --rows 2,7,11``: why each row gets
 its prediction.
 
 There is no saved-model format: the command fits exactly as ``firecy

@@ -46,7 +46,9 @@ def _numeric_column(X, column, option):
     if column not in X.columns:
         raise CLIError(f"{option}: no numeric feature column {column!r} in the data "
                        "(after --drop and the target)")
-    if not np.issubdtype(X[column].dtype, np.number):
+    import pandas as pd
+
+    if isinstance(X[column].dtype, pd.CategoricalDtype):
         raise CLIError(f"{option} column {column!r} is text; it must hold numbers")
     values = X[column].to_numpy(dtype=float)
     missing = np.flatnonzero(np.isnan(values))

@@ -8,6 +8,7 @@ from firecy.cli._card import run_card
 from firecy.cli._explain import run_explain
 from firecy.cli._extract import run_extract
 from firecy.cli._glm_task import check_task_options
+from firecy.cli._text_columns import MAX_LABELS
 from firecy.estimators._rule_depth import check_rule_depth
 
 __all__ = ["build_parser"]
@@ -131,7 +132,8 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    help="a rule set that random halves of the data agree on (stable=True: "
                         "rules of one or two conditions, the most "
                         "frequent in a forest; docs/stability.rst); the JSON and the "
-                        "printed rules give each rule's stability")
+                        "printed rules give each rule's stability (its frequency in "
+                        "that forest)")
     g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",
                    action="store_true",
                    help="print every threshold exactly, in the rules shown and the JSON "
@@ -182,9 +184,14 @@ def _add_data_options(p):
                         "likelihood (default breslow; efron is closer to the exact "
                         "likelihood when many events share a time)")
     p.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
-                   help="tree ensemble to fit (default rf: random forest)")
+                   help="tree ensemble to fit (default rf: random forest). A text column "
+                        f"of at most {MAX_LABELS} labels is a category: xgboost and "
+                        "lightgbm read it as such (the rules name its labels), rf reads "
+                        "its indicator columns 'name=label' (one per label; one for two "
+                        "labels, of the second in sorted order); an empty cell stays "
+                        "missing")
     p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                   help="ignore this column (repeatable), e.g. an identifier or text")
+                   help="ignore this column (repeatable), e.g. an identifier or free text")
 
 
 def _rows(text):
@@ -248,7 +255,10 @@ def build_parser():
         "extract",
         help="extract rules from a model fitted on your CSV file",
         description="Fit a tree ensemble on a CSV file, extract a few rules with FIRE, "
-                    "print them and write them as JSON.",
+                    "print them and write them as JSON. Numeric columns are read as "
+                    f"numbers, a text column of at most {MAX_LABELS} labels as a category "
+                    "(see --model); rows are named by their CSV lines (the header is "
+                    "line 1).",
     )
     ext.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     _add_data_options(ext)
@@ -314,7 +324,9 @@ def build_parser():
                       help="the column of the two-valued outcome; the card gives the risk "
                            "of its second value in sorted order")
     card.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                      help="ignore this column (repeatable), e.g. an identifier or text")
+                      help="ignore this column (repeatable), e.g. an identifier or free "
+                           f"text (a text column of at most {MAX_LABELS} labels is read "
+                           "as its indicator columns 'name=label')")
     card.add_argument("--max-rules", type=_positive_int("--max-rules"), default=10,
                       metavar="N", help="the most rules on the card (default 10)")
     card.add_argument("--max-points", type=_positive_int("--max-points"), default=5,
