@@ -102,7 +102,7 @@ def main(argv=None):
     >>> status, "CASE WHEN" in sql
     (0, True)
     >>> print(log.getvalue())
-    Rules extracted by FIRE (... rules and ... linear terms, ...
+    Rules extracted by FIRE (... rule... and ... linear term..., ...
     saved .../rules.sql
     <BLANKLINE>
 

@@ -74,15 +74,18 @@ def print_rules(res, args, names):
 
 
 def linear_terms_note(fire, names):
-    """How a linear term adds to a prediction, with each kept term's centre
-    (the rules' printout gives its slope and clip range)."""
+    """How a linear term adds to a prediction, with each kept term's centre,
+    in the order the rules' printout lists the terms (it gives their slopes
+    and clip ranges)."""
     from firecy._escape import display_text
-    from firecy.rules._linear import linear_slopes
+    from firecy.rules._linear import linear_rows, linear_slopes
 
     terms, slopes = linear_slopes(fire)
-    kept = [t for t in range(len(terms)) if np.any(slopes[t])]
+    n_columns, K = len(fire.ensemble_.leaf_values), slopes.shape[1]
+    order = dict.fromkeys((r["column"] - n_columns) // K
+                          for _, r in linear_rows(fire, names, n_columns))
     centres = ", ".join(f"{display_text(names[int(terms.features[t])])} "
-                        f"{float(terms.center[t]):.6g}" for t in kept)
+                        f"{float(terms.center[t]):.6g}" for t in order)
     return ("(a linear term adds slope * (x clipped to its range - its centre), 0 for a "
             f"missing x; centres: {centres})")
 
