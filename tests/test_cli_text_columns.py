@@ -187,7 +187,8 @@ def test_explain_prints_the_intercept_and_each_linear_term(tmp_path, capsys, kee
             by_hand = (0.0 if np.isnan(x) else   # a missing x adds 0
                        kept[f] * (min(max(x, terms.lower[t]), terms.upper[t]) - terms.center[t]))
             assert value == pytest.approx(by_hand, rel=1e-5, abs=1e-9)
-            assert f"{name} = {x:.6g}, centre {terms.center[t]:.6g}" in text
+            shown = "missing" if np.isnan(x) else f"{x:.6g}"
+            assert f"{name} = {shown}, centre {terms.center[t]:.6g}" in text
 
 
 def test_rows_and_the_report_are_named_by_csv_line(tmp_path, capsys, keep_job):

@@ -41,6 +41,8 @@ def _rows(args, lines):
 
 def _features_text(features):
     def one(v):
+        if v is None or (isinstance(v, float) and v != v):
+            return "missing"
         return format(v, ".6g") if isinstance(v, float) else str(v)
 
     return ", ".join(f"{display_text(k)} = {display_text(one(v))}"
