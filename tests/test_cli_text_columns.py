@@ -65,9 +65,8 @@ def keep_job(monkeypatch):
 
 @pytest.mark.parametrize("model", ["rf", "xgboost", "lightgbm"])
 def test_text_columns_end_to_end(tmp_path, capsys, keep_job, model):
-    pytest.importorskip(model) if model != "rf" else None
-    from firecy.cli._text_columns import model_frame
-
+    if model != "rf":
+        pytest.importorskip(model)
     data = _write_insurance(tmp_path / "insurance.csv")
     out = tmp_path / "rules.py"
     assert main(["extract", str(data), "--target", "charges", "--model", model,
@@ -85,14 +84,45 @@ def test_text_columns_end_to_end(tmp_path, capsys, keep_job, model):
         assert names == ["smoker", "region", "age"]
         assert any(re.search(r"(smoker|region) (not )?in \{'(yes|no|north|south|east)'",
                              ln) for ln in rule_lines), printed
-    # the Python export, applied to the file's rows, is the estimator's prediction
+    _check_export(out, fire, X)
+
+
+def _check_export(path, fire, X):
+    """The Python export, applied to the file's rows, is the estimator's prediction."""
+    from firecy.cli._text_columns import model_frame
+
     ns = {}
-    exec(out.read_text(encoding="utf-8"), ns)
+    exec(path.read_text(encoding="utf-8"), ns)
     rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
             for r in X.astype(object).to_dict("records")]
     got = np.array([ns["predict"](r) for r in rows])
     expected = fire.predict(model_frame(X))
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("model", ["rf", "xgboost"])
+def test_hostile_labels_stay_data(tmp_path, capsys, keep_job, model):
+    if model != "rf":
+        pytest.importorskip(model)
+    rng = np.random.default_rng(5)
+    n = 240
+    labels = np.array(["north", "so'uth \"}{", "<b>east</b>\nx"], dtype=object)
+    zone = labels[rng.integers(0, 3, n)]
+    age = rng.uniform(20, 60, n).round(1)
+    y = (zone == labels[1]) * 3 + (zone == labels[2]) * 1.5 + age / 20 + rng.normal(0, .2, n)
+    data = tmp_path / "hostile.csv"
+    with open(data, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["zone", "age", "y"])
+        writer.writerows(zip(zone, age, y))
+    out, report = tmp_path / "rules.py", tmp_path / "report.html"
+    assert main(["extract", str(data), "--target", "y", "--model", model, "--format",
+                 "python", "--output", str(out), "--report", str(report), *FAST]) == 0
+    capsys.readouterr()
+    _check_export(out, keep_job["fire"], keep_job["X"])
+    document = report.read_text(encoding="utf-8")
+    # the label is text wherever the report shows it
+    assert "<b>east" not in document
 
 
 def test_text_column_cells_and_missing_values_as_read(tmp_path):
