@@ -308,3 +308,19 @@ def test_a_text_column_where_numbers_are_needed(tmp_path, capsys, args, message)
                  *FAST]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"firecy: error: {message}"
+
+
+def test_csv_lines_count_blank_lines_and_multi_line_cells(tmp_path):
+    import pandas as pd
+
+    from firecy.cli._csv import csv_lines
+
+    path = tmp_path / "f.csv"
+    # lines: 1 header, 2 a row, 3 blank, 4-5 one row (a quoted cell on two
+    # lines), 6 a row, 7 blank (the end)
+    path.write_bytes(b'a,note\r\n1,x\r\n\r\n2,"two\r\nlines"\r\n3,y\r\n\r\n')
+    frame = pd.read_csv(path)
+    assert list(frame["a"]) == [1, 2, 3]
+    assert csv_lines(path, len(frame)).tolist() == [2, 4, 6]
+    # a file the csv module reads otherwise than pandas: positions + 2
+    assert csv_lines(path, 5).tolist() == [2, 3, 4, 5, 6]

@@ -77,9 +77,11 @@ def _auto_or_positive_int(name):
 def _add_common(p, *, n_trees=500, max_depth=3):
     g = p.add_argument_group("rule extraction")
     g.add_argument("--max-rules", type=_auto_or_positive_int("--max-rules"), default="auto",
-                   metavar="N", help="rule budget: keep at most N rules (default auto: 14, "
-                                     "i.e. fewer than 15 as in the FIRE paper; 10 with "
-                                     "--stable and linear terms, SIRUS's size)")
+                   metavar="N", help="budget: keep at most N terms, rules and linear "
+                                     "terms (default auto: 14, i.e. fewer than 15 as in "
+                                     "the FIRE paper); with --stable and linear terms, N "
+                                     "rules (auto: 10, SIRUS's size) with the linear "
+                                     "terms on top")
     g.add_argument("--penalty", choices=["mcp", "l1"], default="mcp",
                    help="sparsity penalty (default mcp)")
     g.add_argument("--gamma", default=1.1,
@@ -242,7 +244,8 @@ def build_parser():
         "demo",
         help="run FIRE on the bundled diabetes data (no download)",
         description="Fit a random forest on scikit-learn's bundled diabetes data, extract "
-                    "a few rules with FIRE (MCP + light fusion), compare their test error "
+                    "a few rules and linear terms with FIRE (MCP + light fusion), compare "
+                    "their test error "
                     "with the forest and with L1-only selection at the same rule budget, "
                     "and save pictures of the rules and of the paths.",
     )
@@ -254,8 +257,8 @@ def build_parser():
     ext = sub.add_parser(
         "extract",
         help="extract rules from a model fitted on your CSV file",
-        description="Fit a tree ensemble on a CSV file, extract a few rules with FIRE, "
-                    "print them and write them as JSON. Numeric columns are read as "
+        description="Fit a tree ensemble on a CSV file, extract a few rules (and linear "
+                    "terms) with FIRE, print them and write them as JSON. Numeric columns are read as "
                     f"numbers, a text column of at most {MAX_LABELS} labels as a category "
                     "(see --model); rows are named by their CSV lines (the header is "
                     "line 1).",
