@@ -125,7 +125,11 @@ def _bad_csv(tmp_path, kind):
     p = tmp_path / f"{kind}.csv"
     rows = ["a,b,y"] + [f"{i},{i % 3},{i * 0.5}" for i in range(30)]
     if kind == "text":
-        rows = ["a,city,y"] + [f"{i},{'Paris' if i % 2 else 'Oslo'},{i}" for i in range(30)]
+        # 40 labels: more than a category column holds (firecy.cli._text_columns.MAX_LABELS)
+        rows = ["a,city,y"] + [f"{i},town{i % 40},{i}" for i in range(80)]
+    elif kind == "typo":
+        # a numeric column with one bad cell is not a category
+        rows = ["a,b,y"] + [f"{i},{'?' if i == 7 else i % 3},{i * 0.5}" for i in range(30)]
     elif kind == "nan_y":
         rows[5] = "4,1,"
     elif kind == "tiny":
@@ -139,8 +143,11 @@ def _bad_csv(tmp_path, kind):
      2, "invalid choice"),
     ("missing target", lambda p: ["extract", p("ok"), "--target", "price"], 1,
      "target column 'price' is not in"),
-    ("text column", lambda p: ["extract", p("text"), "--target", "y"], 1,
-     "column 'city' is not numeric"),
+    ("text column of too many labels", lambda p: ["extract", p("text"), "--target", "y"], 1,
+     "column 'city' is text with 40 distinct labels; a text column is read as a category "
+     "of at most 32 labels: encode it as numbers or leave it out with --drop city"),
+    ("bad cell in a numeric column", lambda p: ["extract", p("typo"), "--target", "y"], 1,
+     "column 'b' is not numeric (e.g. '?'); fix those cells"),
     ("NaN in y", lambda p: ["extract", p("nan_y"), "--target", "y"], 1,
      "1 missing value"),
     ("budget below 1", lambda p: ["extract", p("ok"), "--target", "y", "--max-rules", "0"], 2,

@@ -340,11 +340,12 @@ def test_cli_explain_sums_to_the_extracted_rules(tmp_path, capsys, kind):
     csv = tmp_path / "data.csv"
     frame.to_csv(csv, index=False)
     out, pictures = tmp_path / "explanations.csv", tmp_path / "pictures"
-    status = main(["explain", str(csv), "--target", target, "--rows", "9,0,5",
+    # --rows takes CSV lines: data rows 9, 0 and 5
+    status = main(["explain", str(csv), "--target", target, "--rows", "11,2,7",
                    "--output", str(out), "--plot-dir", str(pictures), *CLI_FAST])
     printed = capsys.readouterr().out
     assert status == 0
-    assert "row 9 (CSV line 11)" in printed and "intercept + ensemble baseline" in printed
+    assert "CSV line 11: " in printed and "intercept" in printed
     table = pd.read_csv(out)
     assert list(pd.unique(table["row"])) == [9, 0, 5]
     assert (table["csv_line"] == table["row"] + 2).all()
@@ -360,7 +361,7 @@ def test_cli_explain_sums_to_the_extracted_rules(tmp_path, capsys, kind):
             assert values and all(k in text for k in values)
             assert all(v == features.iloc[row][k] for k, v in values.items())
     assert sorted(p.name for p in pictures.iterdir()) == [
-        "explanation_row0.png", "explanation_row5.png", "explanation_row9.png"]
+        "explanation_line11.png", "explanation_line2.png", "explanation_line7.png"]
 
 
 def test_cli_explain_errors(tmp_path, capsys):
@@ -368,12 +369,15 @@ def test_cli_explain_errors(tmp_path, capsys):
 
     csv = tmp_path / "data.csv"
     load_diabetes(as_frame=True).frame.to_csv(csv, index=False)
-    assert main(["explain", str(csv), "--target", "target", "--rows", "442", *CLI_FAST]) == 1
-    assert "has 442 data rows (0 to 441); no row 442" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exit_:
-        main(["explain", str(csv), "--target", "target", "--rows", "a,1"])
-    assert exit_.value.code == 2
-    assert "--rows must be data rows" in capsys.readouterr().err
+    # 442 data rows: CSV lines 2 to 443
+    assert main(["explain", str(csv), "--target", "target", "--rows", "444", *CLI_FAST]) == 1
+    assert (f"--rows takes CSV line numbers: the data rows of {csv} are on lines 2 to 443; "
+            "no data row starts on line 444") in capsys.readouterr().err
+    for bad in ("a,2", "1", "0,5"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["explain", str(csv), "--target", "target", "--rows", bad])
+        assert exit_.value.code == 2
+        assert "--rows must be CSV line numbers" in capsys.readouterr().err
 
 
 def test_a_label_pandas_cannot_hold_as_a_string_stays_a_python_str():

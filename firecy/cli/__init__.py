@@ -10,24 +10,30 @@
     The same on your CSV file; writes the rules as JSON (``--format``:
     Python, SQL); ``--report FILE.html`` also writes the run's report, one
     HTML file (:func:`firecy.report.write_report`).
-``firecy explain DATA.csv --target COLUMN --rows 0,5,9``
-    Why rows get their predictions. There is no saved-model format: the
-    command fits exactly as ``extract`` does with the same options (the same
-    split and seed, so the same rules), then prints each row's intercept,
-    baseline and the rules that hold with their contributions (summing to
-    the prediction), and writes every explained row as CSV (``--output``);
-    ``--plot-dir`` saves a waterfall per row, ``--report`` the report.
+``firecy explain DATA.csv --target COLUMN --rows 2,7,11``
+    Why rows (named by their CSV lines; the header is line 1) get their
+    predictions. There is no saved-model format: the command fits exactly as
+    ``extract`` does with the same options (the same split and seed, so the
+    same rules), then prints each row's intercept (with the ensemble's
+    baseline), the rules that hold and every linear term with their
+    contributions (summing to the prediction), and writes every explained
+    row as CSV (``--output``); ``--plot-dir`` saves a waterfall per row,
+    ``--report`` the report.
+
+A text column of at most 32 labels is read as a category (native for
+``--model xgboost`` and ``lightgbm``, indicator columns ``name=label`` for
+the random forest; :mod:`firecy.cli._text_columns`).
 
 Errors in the input (a missing file or column, text in a numeric column, a
-missing target value, a bad option) print one line, ``firecy: error: ...``,
-on stderr and exit with status 2 (bad option) or 1 (bad data); ``--debug``
+text column of more labels, a missing target value, a bad option) print one
+line, ``firecy: error: ...``, on stderr and exit with status 2 (bad option) or 1 (bad data); ``--debug``
 shows the traceback instead.
 
 Modules: ``_parser`` (options), ``_demo``, ``_extract`` and ``_explain`` (the
 commands), ``_report`` (``--report``),
 ``_job`` (what both run), ``_output`` (printing and pictures), ``_csv``
-(reading the data), ``_progress`` (progress bar), ``_errors`` (one-line
-errors).
+(reading the data), ``_text_columns`` (text columns as categories),
+``_progress`` (progress bar), ``_errors`` (one-line errors).
 """
 import re
 import sys
@@ -96,7 +102,7 @@ def main(argv=None):
     >>> status, "CASE WHEN" in sql
     (0, True)
     >>> print(log.getvalue())
-    Rules extracted by FIRE (... rules and ... linear terms, ...
+    Rules extracted by FIRE (... rule... and ... linear term..., ...
     saved .../rules.sql
     <BLANKLINE>
 

@@ -1,12 +1,40 @@
-"""Reading the user's CSV file for ``firecy extract``, with one-line errors."""
+"""Reading the user's CSV file for ``firecy extract``, with one-line errors.
+
+The rows of the returned features are indexed by their CSV line numbers
+(the header is line 1, the first data row line 2), the numbers every message
+and ``firecy explain`` use; text columns are read as categories
+(:mod:`firecy.cli._text_columns`)."""
 from pathlib import Path
 
 import numpy as np
 
 from firecy.cli._errors import CLIError
+from firecy.cli._text_columns import one_hot, read_text_column
 from firecy._escape import display_text
 
-__all__ = ["read_csv", "detect_task"]
+__all__ = ["read_csv", "detect_task", "csv_lines"]
+
+
+def csv_lines(path, n_rows):
+    """The line of the file where each of the ``n_rows`` data records starts
+    (the header is line 1), as pandas reads them: blank lines skipped, a
+    quoted cell may span lines. Without a match (a file the csv module reads
+    otherwise): the record's position + 2."""
+    import csv
+
+    starts, end = [], 0
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            for record in reader:
+                start, end = end + 1, reader.line_num
+                if any(cell.strip() for cell in record):
+                    starts.append(start)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        starts = []
+    if len(starts) == n_rows + 1:
+        return np.asarray(starts[1:], dtype=np.int64)
+    return np.arange(n_rows, dtype=np.int64) + 2
 
 
 def detect_task(y):
@@ -18,10 +46,15 @@ def detect_task(y):
     return "classification" if y.dropna().nunique() == 2 else "regression"
 
 
-def read_csv(path, target, drop, task="regression"):
-    """``(X, y, task)`` from a CSV file: numeric features (a DataFrame), the
-    target (numeric for regression, labels for classification) and the task
-    (``task="auto"``: see :func:`detect_task`)."""
+def read_csv(path, target, drop, task="regression", native_categories=False):
+    """``(X, y, task)`` from a CSV file: the features (a DataFrame indexed by
+    CSV line numbers), the target (numeric for regression, labels for
+    classification) and the task (``task="auto"``: see :func:`detect_task`).
+
+    A text column of at most :data:`~firecy.cli._text_columns.MAX_LABELS`
+    labels is a category column (``native_categories``: as it is, for a
+    model that reads categories; otherwise its indicator columns
+    ``name=label``, :func:`~firecy.cli._text_columns.one_hot`)."""
     p = Path(path)
     if not p.exists():
         raise CLIError(f"no such file: {path}")
@@ -41,6 +74,7 @@ def read_csv(path, target, drop, task="regression"):
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(df) == 0:
         raise CLIError(f"{path} has a header row but no data rows")
+    df.index = csv_lines(p, len(df))
     if target not in df.columns:
         # column names are data: escaped, so that the error stays one line
         cols = (", ".join(display_text(c) for c in df.columns[:20])
@@ -66,7 +100,7 @@ def read_csv(path, target, drop, task="regression"):
                            f"for class labels use --task classification")
     n_missing = int(y.isna().sum())
     if n_missing:
-        rows = ", ".join(str(i + 2) for i in np.flatnonzero(y.isna().to_numpy())[:5])
+        rows = ", ".join(str(i) for i in y.index[y.isna().to_numpy()][:5])
         raise CLIError(f"target column {target!r} has {n_missing} missing value(s) "
                        f"(CSV line(s) {rows}{', ...' if n_missing > 5 else ''}); "
                        f"remove or fill those rows")
@@ -80,20 +114,20 @@ def read_csv(path, target, drop, task="regression"):
         if pd.api.types.is_bool_dtype(col):
             X[c] = col.astype(float)
         elif not pd.api.types.is_numeric_dtype(col):
-            bad = col[pd.to_numeric(col, errors="coerce").isna() & col.notna()]
-            example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
-            raise CLIError(f"column {str(c)!r} is not numeric{example}; encode it as numbers "
-                           f"or leave it out with --drop {display_text(c)}")
-    X = X.astype(float)
+            X[c] = read_text_column(col, str(c))
+    X.columns = [str(c) for c in X.columns]
+    X = X if native_categories else one_hot(X)
+    X = X.astype({c: float for c in X.columns if not isinstance(X[c].dtype, pd.CategoricalDtype)})
     for c in X.columns:
+        if isinstance(X[c].dtype, pd.CategoricalDtype):
+            continue
         bad = np.flatnonzero(np.isinf(X[c].to_numpy()))
         if bad.size:
-            lines = ", ".join(str(i + 2) for i in bad[:5])
+            lines = ", ".join(str(i) for i in X.index[bad[:5]])
             raise CLIError(f"column {str(c)!r} contains infinite values (CSV line(s) "
                            f"{lines}{', ...' if bad.size > 5 else ''}); replace them, "
                            f"e.g. by an empty cell (missing), or leave the column out "
                            f"with --drop {display_text(c)}")
-    X.columns = [str(c) for c in X.columns]
     if len(X) < 10:
         raise CLIError(f"{path} has {len(X)} data row{'' if len(X) == 1 else 's'}; "
                        f"at least 10 are needed")

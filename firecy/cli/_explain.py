@@ -1,15 +1,16 @@
-"""``firecy explain DATA.csv --target COLUMN --rows 0,5,9``: why each row gets
+"""``firecy explain DATA.csv --target COLUMN --rows 2,7,11``: why each row gets
 its prediction.
 
 There is no saved-model format: the command fits exactly as ``firecy
 extract`` does with the same options (the same split, seed and rules), then
-explains rows of the same file: for each, the intercept, the ensemble's
-baseline and the contribution of every kept rule, which sum to the
-prediction on the model's raw scale (``estimator.explain``). It prints the
-rules that hold on each row, writes the whole table as CSV, and can save a
-waterfall picture per row and the run's report.
+explains rows of the same file, named by their CSV line numbers (the header
+is line 1, the first data row line 2): for each, the intercept (with the
+ensemble's baseline), the contribution of every kept rule and of every kept
+linear term, which sum to the prediction on the model's raw scale
+(``estimator.explain``). It prints the rules that hold on each row and every
+linear term, writes the whole table as CSV, and can save a waterfall picture
+per row and the run's report.
 """
-import numpy as np
 
 from firecy.cli._errors import CLIError
 from firecy.cli._extract import check_output_file, fit_job, read_data
@@ -23,44 +24,74 @@ MAX_PRINTED = 5
 MAX_PICTURES = 20
 
 
-def _rows(args, n):
-    """The data rows to explain (0 is the first data row, CSV line 2)."""
+def _rows(args, lines):
+    """The positions of the data rows to explain: ``--rows`` gives their CSV
+    lines (``lines``: each data row's line; the header is line 1)."""
     if args.rows is None:
-        return list(range(n))
-    bad = [r for r in args.rows if r >= n]
+        return list(range(len(lines)))
+    where = {int(line): k for k, line in enumerate(lines)}
+    bad = [r for r in args.rows if r not in where]
     if bad:
-        raise CLIError(f"--rows: {args.data} has {n} data rows (0 to {n - 1}); no row "
-                       f"{bad[0]}")
-    return list(args.rows)
+        what = ("line 1 is the header" if bad[0] == 1 else
+                f"no data row starts on line {bad[0]}")
+        raise CLIError(f"--rows takes CSV line numbers: the data rows of {args.data} are "
+                       f"on lines {int(lines[0])} to {int(lines[-1])}; {what}")
+    return [where[r] for r in args.rows]
 
 
 def _features_text(features):
     def one(v):
+        if v is None or (isinstance(v, float) and v != v):
+            return "missing"
         return format(v, ".6g") if isinstance(v, float) else str(v)
 
     return ", ".join(f"{display_text(k)} = {display_text(one(v))}"
                      for k, v in features.items())
 
 
-def _print_row(records, row, scale_of):
+def _intercept_line(terms):
+    """The intercept's line: the estimator's intercept and the ensemble's
+    baseline (each said when the baseline is not 0), summed as the rules'
+    printout sums them (``estimator_intercept``)."""
+    own = sum(t["contribution"] for t in terms if t["kind"] == "intercept")
+    base = sum(t["contribution"] for t in terms if t["kind"] == "baseline")
+    text = "intercept" if base == 0 else (f"intercept (FIRE intercept {own:.6g} + "
+                                          f"ensemble baseline {base:.6g})")
+    return f"  {own + base:+12.6g}  {text}"
+
+
+def _centres(fire):
+    """{explain's term name: the linear term's centre} (``linear_<feature>``)."""
+    terms = getattr(fire, "linear_terms_", None)
+    if terms is None:
+        return {}
+    return {f"linear_{int(f)}": float(c) for f, c in zip(terms.features, terms.center)}
+
+
+def _print_row(records, line, scale_of, centres):
     by_class = {}
     for r in records:
         by_class.setdefault(r.get("class"), []).append(r)
     for label, terms in by_class.items():
         total = sum(t["contribution"] for t in terms)
-        start = sum(t["contribution"] for t in terms if t["kind"] != "rule")
-        print(f"row {row} (CSV line {row + 2}): {scale_of(label)} = {total:.6g}")
-        print(f"  {start:+12.6g}  intercept + ensemble baseline")
+        print(f"CSV line {line}: {scale_of(label)} = {total:.6g}")
+        print(_intercept_line(terms))
         for t in terms:
             if t["kind"] == "rule" and t["fires"]:
                 print(f"  {t['contribution']:+12.6g}  if {t['text']}   "
                       f"({_features_text(t['features'])})")
+            elif t["kind"] not in ("rule", "intercept", "baseline"):
+                # a linear term adds to every row (0 where its x is missing)
+                centre = centres.get(t["term"])
+                at = "" if centre is None else f", centre {centre:.6g}"
+                print(f"  {t['contribution']:+12.6g}  {t['text']}   "
+                      f"({_features_text(t['features'])}{at})")
 
 
-def _write_csv(records, path, classification):
+def _write_csv(records, path, classification, lines):
     import csv
 
-    columns = (["row", "csv_line"] + (["class"] if classification else [])
+    columns = (["csv_line", "row"] + (["class"] if classification else [])
                + ["term", "kind", "text", "fires", "value", "weight", "contribution",
                   "features"])
     try:
@@ -68,7 +99,8 @@ def _write_csv(records, path, classification):
             writer = csv.writer(f)
             writer.writerow(columns)
             for r in records:
-                out = dict(r, csv_line=r["row"] + 2, features=json_text(r["features"], None))
+                out = dict(r, csv_line=int(lines[r["row"]]),
+                           features=json_text(r["features"], None))
                 writer.writerow([out[c] for c in columns])
     except OSError as exc:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -78,8 +110,11 @@ def run_explain(args):
     """``firecy explain``."""
     from firecy.estimators._explain import raw_scale_name
 
+    from firecy.cli._text_columns import csv_line_numbers, model_frame
+
     X, y = read_data(args)
-    rows = _rows(args, len(X))
+    lines = csv_line_numbers(X)
+    rows = _rows(args, lines)
     out = check_output_file(args.output, "--output")
     if args.report:
         check_output_file(args.report, "--report")
@@ -87,26 +122,33 @@ def run_explain(args):
         prepare_dir(args.plot_dir)
     res = fit_job(args, X, y)
     fire, names = res["fire"], list(X.columns)
-    # the job fits on float arrays, in the file's column order
-    Xa = np.asarray(X, dtype=np.float64)[rows]
+    # the job's form of the data (float arrays, or a frame of category
+    # columns), in the file's column order
+    Xm = model_frame(X)
+    Xa = Xm.iloc[rows] if hasattr(Xm, "iloc") else Xm[rows]
     records = fire.explain(Xa, feature_names=names, as_frame=False)
     for r in records:
         r["row"] = rows[r["row"]]
+    linear = any(r["kind"] not in ("rule", "intercept", "baseline") for r in records)
     print()
-    print(f"Explained rows ({len(rows)}): each prediction is the intercept, the ensemble's "
-          "baseline and the contributions of the rules that hold on the row.")
+    print(f"Explained rows ({len(rows)}, by CSV line; line 1 is the header): each prediction "
+          "is the intercept (with the ensemble's baseline), the contributions of the rules "
+          "that hold on the row" + (" and those of the linear terms (slope * (x clipped to "
+                                    "its range - its centre); 0 for a missing x)"
+                                    if linear else "") + ".")
     by_row = {}
     for r in records:
         by_row.setdefault(r["row"], []).append(r)
     for row in rows[:MAX_PRINTED]:
-        _print_row(by_row[row], row, lambda label: raw_scale_name(fire, label))
+        _print_row(by_row[row], int(lines[row]), lambda label: raw_scale_name(fire, label),
+                   _centres(fire))
     if len(rows) > MAX_PRINTED:
         print(f"({len(rows) - MAX_PRINTED} more rows in {out})")
-    _write_csv(records, out, res["classification"])
+    _write_csv(records, out, res["classification"], lines)
     print()
     print(f"saved {out}")
     if args.plot_dir:
-        _save_pictures(fire, Xa, rows, names, args.plot_dir)
+        _save_pictures(fire, Xa, [int(lines[r]) for r in rows], names, args.plot_dir)
     if args.report:
         from firecy.cli._report import save_report
 
@@ -114,7 +156,7 @@ def run_explain(args):
     return 0
 
 
-def _save_pictures(fire, Xa, rows, names, out_dir):
+def _save_pictures(fire, Xa, lines, names, out_dir):
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -123,10 +165,11 @@ def _save_pictures(fire, Xa, rows, names, out_dir):
         return
     from firecy.plotting import plot_explanation
 
-    for k, row in enumerate(rows[:MAX_PICTURES]):
-        fig = plot_explanation(fire, Xa[k:k + 1], feature_names=names)
-        path = prepare_dir(out_dir) / f"explanation_row{row}.png"
+    for k, line in enumerate(lines[:MAX_PICTURES]):
+        row = Xa.iloc[k:k + 1] if hasattr(Xa, "iloc") else Xa[k:k + 1]
+        fig = plot_explanation(fire, row, feature_names=names)
+        path = prepare_dir(out_dir) / f"explanation_line{line}.png"
         fig.savefig(path, dpi=110)
         print(f"saved {path}")
-    if len(rows) > MAX_PICTURES:
+    if len(lines) > MAX_PICTURES:
         print(f"(pictures of the first {MAX_PICTURES} rows; give --rows for others)")

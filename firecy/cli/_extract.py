@@ -8,6 +8,7 @@ from firecy.cli._glm_task import GLM_TASKS, read_glm_data, run_glm_job
 from firecy.cli._job import run_job
 from firecy.cli._output import prepare_dir, print_rules, save_pictures
 from firecy.cli._report import save_report
+from firecy.cli._text_columns import NATIVE_CATEGORY_MODELS
 from firecy._escape import json_text
 from firecy.rules._export import rules_python, rules_sql
 from firecy.rules._json import json_value, rules_json
@@ -39,11 +40,14 @@ def _target_text(args):
 
 
 def read_data(args):
-    """``(X, y)`` of the CSV file, as ``firecy extract`` reads it (sets ``args.task``)."""
+    """``(X, y)`` of the CSV file, as ``firecy extract`` reads it (sets
+    ``args.task``): ``X`` indexed by CSV line numbers, its text columns
+    categories for XGBoost and LightGBM, indicator columns otherwise."""
     if getattr(args, "task", "regression") in GLM_TASKS:
         return read_glm_data(args)
     X, y, args.task = read_csv(args.data, args.target, args.drop,
-                               getattr(args, "task", "regression"))
+                               getattr(args, "task", "regression"),
+                               native_categories=args.model in NATIVE_CATEGORY_MODELS)
     return X, y
 
 

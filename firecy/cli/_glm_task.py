@@ -46,19 +46,32 @@ def _numeric_column(X, column, option):
     if column not in X.columns:
         raise CLIError(f"{option}: no numeric feature column {column!r} in the data "
                        "(after --drop and the target)")
+    import pandas as pd
+
+    if isinstance(X[column].dtype, pd.CategoricalDtype):
+        raise CLIError(f"{option} column {column!r} is text; it must hold numbers")
     values = X[column].to_numpy(dtype=float)
     missing = np.flatnonzero(np.isnan(values))
     if missing.size:
         raise CLIError(f"{option} column {column!r} has {missing.size} missing value(s) "
-                       f"(CSV line {missing[0] + 2}); remove or fill those rows")
+                       f"(CSV line {X.index[missing[0]]}); remove or fill those rows")
     return X.drop(columns=[column]), values
 
 
 def read_glm_data(args):
     """``(X, y)`` for a count or survival task: ``y`` is ``[count, exposure]``
-    (n, 2) for poisson, the structured ``(event, time)`` array for survival."""
+    (n, 2) for poisson, the structured ``(event, time)`` array for survival;
+    text columns as :func:`firecy.cli._extract.read_data` reads them."""
+    from firecy.cli._text_columns import NATIVE_CATEGORY_MODELS, one_hot
+
+    X, y = _read_glm_columns(args)
+    return (X if args.model in NATIVE_CATEGORY_MODELS else one_hot(X)), y
+
+
+def _read_glm_columns(args):
     if args.task == "poisson":
-        X, y, _ = read_csv(args.data, args.target, args.drop, "regression")
+        X, y, _ = read_csv(args.data, args.target, args.drop, "regression",
+                           native_categories=True)
         y = y.to_numpy(dtype=float)
         if np.any(y < 0):
             raise CLIError(f"target column {args.target!r} has negative values; "
@@ -70,16 +83,17 @@ def read_glm_data(args):
         if args.exposure is not None:
             X, exposure = _numeric_column(X, args.exposure, "--exposure")
             if np.any(exposure <= 0) or not np.all(np.isfinite(exposure)):
-                line = int(np.flatnonzero(~(exposure > 0))[0]) + 2 if np.any(
-                    ~(exposure > 0)) else int(np.flatnonzero(~np.isfinite(exposure))[0]) + 2
+                line = X.index[int(np.flatnonzero(~(exposure > 0))[0]) if np.any(
+                    ~(exposure > 0)) else int(np.flatnonzero(~np.isfinite(exposure))[0])]
                 raise CLIError(f"--exposure column {args.exposure!r} must be positive and "
                                f"finite (CSV line {line}); a row with zero exposure carries "
                                "no information: remove it")
         return X, np.column_stack([y, exposure])
-    X, time, _ = read_csv(args.data, args.time, args.drop, "regression")
+    X, time, _ = read_csv(args.data, args.time, args.drop, "regression",
+                          native_categories=True)
     time = time.to_numpy(dtype=float)
     if np.any(time <= 0):
-        line = int(np.flatnonzero(time <= 0)[0]) + 2
+        line = int(X.index[np.flatnonzero(time <= 0)[0]])
         raise CLIError(f"--time column {args.time!r} must be positive (CSV line {line})")
     X, event = _numeric_column(X, args.event, "--event")
     if not np.all((event == 0) | (event == 1)):
@@ -147,22 +161,25 @@ def run_glm_job(X, y, args, *, label):
 
     from sklearn.model_selection import train_test_split
 
-    from firecy.cli._job import describe, summary_rows
+    from firecy.cli._job import describe_fit, read_categories, summary_rows
     from firecy.cli._progress import Progress, status
+    from firecy.cli._text_columns import csv_line_numbers, model_frame
 
     quiet = args.no_progress
     if args.one_se and args.selection != "cv":
         raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
-    X = np.asarray(X, dtype=np.float64)
+    lines = csv_line_numbers(X)
+    X = model_frame(X)
     if args.test_size > 0:
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=args.test_size,
-                                                  random_state=args.seed)
+        X_tr, X_te, y_tr, y_te, lines_tr, lines_te = train_test_split(
+            X, y, lines, test_size=args.test_size, random_state=args.seed)
     else:
-        X_tr, X_te, y_tr, y_te = X, None, y, None
+        X_tr, X_te, y_tr, y_te, lines_tr, lines_te = X, None, y, None, lines, None
     if args.task == "survival" and not np.any(y_tr["event"]):
         raise CLIError("no event among the training rows; lower --test-size")
     model = make_glm_model(getattr(args, "model", "rf"), args.task, args.n_trees,
                            args.max_depth, args.seed, args.n_jobs)
+    read_categories(model, X)
     t0 = _time.perf_counter()
     status(f"fitting {label} ({args.task}): {args.n_trees} trees of depth "
            f"{args.max_depth} on {len(y_tr)} rows, then FIRE ...", quiet)
@@ -186,13 +203,14 @@ def run_glm_job(X, y, args, *, label):
 
     fusion = args.fusion
     fire = fit(model, args.penalty, fusion,
-               f"FIRE path, {describe(args.penalty, args.gamma, fusion)}")
+               f"FIRE path, {describe_fit(args, args.penalty, fusion)}")
     fitted = fire.estimator_
     l1 = None
     if args.penalty != "l1" or fusion:
         l1 = fit(fitted, "l1", 0.0, "L1 path (comparison)")
     res = dict(X_tr=X_tr, X_te=X_te, y_tr=y_tr, y_te=y_te, forest=fitted, fire=fire, l1=l1,
-               fusion=fusion, elapsed=_time.perf_counter() - t0, task=args.task)
+               fusion=fusion, elapsed=_time.perf_counter() - t0, task=args.task,
+               lines_tr=lines_tr, lines_te=lines_te)
     def scores(est):
         if est is fitted:
             return glm_scores(None, X_te, y_te, args.task, model=fitted)

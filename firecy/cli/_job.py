@@ -8,7 +8,19 @@ from firecy.cli._errors import CLIError
 from firecy.cli._progress import fit_with_progress, status
 from firecy._escape import display_value
 
-__all__ = ["run_job", "describe", "describe_selection", "summary_rows"]
+__all__ = ["run_job", "describe", "describe_fit", "describe_selection", "summary_rows",
+           "read_categories"]
+
+
+def read_categories(model, X):
+    """Let ``model`` read the category columns of ``X`` natively (XGBoost
+    needs ``enable_categorical=True``; LightGBM reads a pandas category
+    column as categorical by itself)."""
+    from firecy.cli._text_columns import has_categories
+
+    if hasattr(X, "dtypes") and has_categories(X) and type(model).__module__.startswith(
+            "xgboost"):
+        model.set_params(enable_categorical=True)
 
 
 def _make_forest(kind, n_trees, max_depth, seed, n_jobs, classification=False):
@@ -104,6 +116,13 @@ def describe(penalty, gamma, fusion):
     return f"MCP (gamma {gamma:g})" + (f" + fusion {fusion:g}" if fusion else "")
 
 
+def describe_fit(args, penalty, fusion):
+    """The fit in words: the penalty (:func:`describe`), after "stable pool +"
+    for a ``--stable`` fit (its rules come from SIRUS's pool of frequent rules)."""
+    text = describe(penalty, args.gamma, fusion)
+    return "stable pool + " + text if getattr(args, "stable", False) else text
+
+
 def describe_selection(est):
     """How a fitted FIRE estimator chose its rule set, in one sentence."""
     path = est.path_
@@ -136,10 +155,14 @@ def run_job(X, y, args, *, label):
     quiet = args.no_progress
     if args.one_se and args.selection != "cv":
         raise CLIError("--one-se needs --selection cv (a standard error over the folds)")
-    # plain arrays: the libraries rename or reject some column names (spaces,
-    # brackets); the rules are printed with the real names
+    # plain arrays (or, with category columns, a frame of columns f0, f1, ...):
+    # the libraries rename or reject some column names (spaces, brackets); the
+    # rules are printed with the real names
+    from firecy.cli._text_columns import csv_line_numbers, model_frame
+
     classification = _is_classification(args)
-    X = np.asarray(X, dtype=np.float64)
+    lines = csv_line_numbers(X)
+    X = model_frame(X)
     y = np.asarray(y) if classification else np.asarray(y, dtype=np.float64)
     if classification:
         _check_class_rows(y, "in the data")
@@ -149,15 +172,16 @@ def run_job(X, y, args, *, label):
         stratify = None
         if classification and np.unique(y, return_counts=True)[1].min() >= 2:
             stratify = y
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=args.test_size,
-                                                  random_state=args.seed, stratify=stratify)
+        X_tr, X_te, y_tr, y_te, lines_tr, lines_te = train_test_split(
+            X, y, lines, test_size=args.test_size, random_state=args.seed, stratify=stratify)
     else:
-        X_tr, X_te, y_tr, y_te = X, None, y, None
+        X_tr, X_te, y_tr, y_te, lines_tr, lines_te = X, None, y, None, lines, None
     if classification and X_te is not None:
         _check_class_rows(y_tr, f"among the training rows (--test-size {args.test_size:g} "
                           "holds the others out; --test-size 0 keeps them all)")
     forest = _make_forest(getattr(args, "model", "rf"), args.n_trees, args.max_depth,
                           args.seed, args.n_jobs, classification)
+    read_categories(forest, X)
     t0 = time.perf_counter()
     status(f"fitting {label}: {args.n_trees} trees of depth {args.max_depth} "
            f"on {len(y_tr)} rows ...", quiet)
@@ -165,14 +189,14 @@ def run_job(X, y, args, *, label):
     fusion = args.fusion
     fire = _make_fire(forest, args, args.penalty, fusion)
     fit_with_progress(fire, X_tr, y_tr,
-                      f"FIRE path, {describe(args.penalty, args.gamma, fusion)}", not quiet)
+                      f"FIRE path, {describe_fit(args, args.penalty, fusion)}", not quiet)
     l1 = None
     if args.penalty != "l1" or fusion:
         l1 = _make_fire(forest, args, "l1", 0.0)
         fit_with_progress(l1, X_tr, y_tr, "L1 path (comparison)", not quiet)
     elapsed = time.perf_counter() - t0
     res = dict(X_tr=X_tr, X_te=X_te, y_tr=y_tr, y_te=y_te, forest=forest, fire=fire, l1=l1,
-               fusion=fusion, elapsed=elapsed)
+               fusion=fusion, elapsed=elapsed, lines_tr=lines_tr, lines_te=lines_te)
     def scores(est):
         if classification:
             return _class_scores(est, X_te, y_te)
@@ -193,8 +217,9 @@ def summary_rows(fire, l1, model, args, fusion, label, scores):
     from firecy.rules import count_antecedents
 
     rows = []
-    for name, est in [("FIRE " + describe(args.penalty, args.gamma, fusion), fire),
-                      ("L1 selection, same budget", l1), (f"full {label}", model)]:
+    stable = ", stable pool" if getattr(args, "stable", False) else ""
+    for name, est in [("FIRE " + describe_fit(args, args.penalty, fusion), fire),
+                      ("L1 selection, same budget" + stable, l1), (f"full {label}", model)]:
         if est is None:
             continue
         is_fire = est is fire or est is l1

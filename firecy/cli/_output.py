@@ -6,7 +6,7 @@ import numpy as np
 
 from firecy.cli._errors import CLIError
 from firecy.cli._glm_task import GLM_COLUMNS
-from firecy.cli._job import describe
+from firecy.cli._job import describe_fit
 
 __all__ = ["prepare_dir", "print_rules", "summary_text", "save_pictures"]
 
@@ -24,6 +24,22 @@ def prepare_dir(out_dir):
     return out_dir
 
 
+def _display_estimator(fire, shown):
+    """A shallow copy of the fitted estimator ``fire`` whose rules print as
+    ``shown`` (:func:`~firecy.cli._rounding.display_ensemble`): the report
+    of an estimator gives its linear terms and, for a stable fit, each
+    rule's stability, with the same weights."""
+    import copy
+
+    display = copy.copy(fire)
+    display.ensemble_ = shown
+    return display
+
+
+def _plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def print_rules(res, args, names):
     """The extracted rules, then the comparison with the forest and L1 selection."""
     from firecy.rules import rules_report
@@ -35,21 +51,18 @@ def print_rules(res, args, names):
 
     fire = res["fire"]
     linear = [r for _, r in linear_rows(fire, names, len(fire.ensemble_.leaf_values))]
-    terms = f" and {len(linear)} linear terms" if linear else ""
-    print(f"Rules extracted by FIRE ({fire.n_rules_} rules{terms}, "
-          f"{describe(args.penalty, args.gamma, res['fusion'])}, support on training rows):")
+    terms = f" and {_plural(len(linear), 'linear term')}" if linear else ""
+    print(f"Rules extracted by FIRE ({_plural(fire.n_rules_, 'rule')}{terms}, "
+          f"{describe_fit(args, args.penalty, res['fusion'])}, support on training rows"
+          + (", stability: the rule's frequency in the stable fit's forest"
+             if getattr(fire, "stable", False) else "") + "):")
     exact = bool(getattr(args, "exact_thresholds", False))
     shown, n_short = display_ensemble(fire.ensemble_, fire.coef_, res["X_tr"], exact=exact)
     intercept, note = estimator_intercept(fire, res["X_tr"])
-    print(rules_report(shown, fire.coef_, intercept, feature_names=names, X=res["X_tr"],
-                       classes=getattr(fire, "classes_", None), intercept_note=note))
+    print(rules_report(_display_estimator(fire, shown), intercept=intercept,
+                       feature_names=names, X=res["X_tr"], intercept_note=note))
     if linear:
-        from firecy._escape import display_value
-
-        print("linear terms (each adds slope * (clipped x - center); a missing x adds 0):")
-        for i, r in enumerate(linear, 1):
-            cls = f"   (class {display_value(r['class'])})" if "class" in r else ""
-            print(f"{i}. {r['rule']}{cls}")
+        print(linear_terms_note(fire, names))
     if n_short:
         print(f"({n_short} threshold(s) printed short, e.g. 27.6 for "
               "27.600000000000005: each selects the same rows as the model's exact "
@@ -60,6 +73,23 @@ def print_rules(res, args, names):
     print(summary_text(res, res["fire"].max_rules_))
 
 
+def linear_terms_note(fire, names):
+    """How a linear term adds to a prediction, with each kept term's centre,
+    in the order the rules' printout lists the terms (it gives their slopes
+    and clip ranges)."""
+    from firecy._escape import display_text
+    from firecy.rules._linear import linear_rows, linear_slopes
+
+    terms, slopes = linear_slopes(fire)
+    n_columns, K = len(fire.ensemble_.leaf_values), slopes.shape[1]
+    order = dict.fromkeys((r["column"] - n_columns) // K
+                          for _, r in linear_rows(fire, names, n_columns))
+    centres = ", ".join(f"{display_text(names[int(terms.features[t])])} "
+                        f"{float(terms.center[t]):.6g}" for t in order)
+    return ("(a linear term adds slope * (x clipped to its range - its centre), 0 for a "
+            f"missing x; centres: {centres})")
+
+
 def summary_text(res, budget):
     """The comparison table: rules, antecedents and test error of each model."""
     lines = []
@@ -67,7 +97,8 @@ def summary_text(res, budget):
     classification = res.get("classification", False)
     columns = GLM_COLUMNS.get(res.get("task"))
     # a FIRE row counts its linear terms with its rules: the budget is of terms
-    head = f"{'model':<36} {'terms':>6} {'antecedents':>11}"
+    width = max([36] + [len(r["name"]) for r in res["summary"]])
+    head = f"{'model':<{width}} {'terms':>6} {'antecedents':>11}"
     if has_test and columns:
         head += "".join(" " + format(label, fmt.rstrip("gf").rsplit(".", 1)[0])
                         for _, label, fmt in columns)
@@ -77,7 +108,7 @@ def summary_text(res, budget):
     lines.append(head)
     for r in res["summary"]:
         ante = "-" if r["n_antecedents"] is None else str(r["n_antecedents"])
-        line = f"{r['name']:<36} {r['n_rules']:>6} {ante:>11}"
+        line = f"{r['name']:<{width}} {r['n_rules']:>6} {ante:>11}"
         if has_test and columns:
             line += "".join(" " + format(r[key], fmt) for key, _, fmt in columns)
         elif has_test and classification:
@@ -86,9 +117,26 @@ def summary_text(res, budget):
         elif has_test:
             line += f" {r['test_mse']:>10.4g} {r['test_r2']:>8.3f}"
         lines.append(line)
-    lines.append(f"(budget: at most {budget} terms, each a rule or a linear term; test rows: "
+    lines.append(f"({budget_text(res['fire'], budget)}; test rows: "
                  f"{0 if not has_test else len(res['y_te'])})")
     return "\n".join(lines)
+
+
+def budget_text(fire, budget):
+    """What bounded FIRE's terms, as fitted: at most ``budget`` terms (rules
+    and linear terms); a stable fit's rules come from its pool (kept whole
+    beside linear terms, for the squared and logistic losses), with its
+    linear terms on top."""
+    from firecy.rules._linear import linear_slopes
+
+    if not getattr(fire, "stable", False):
+        return f"budget: at most {budget} terms, each a rule or a linear term"
+    found = linear_slopes(fire)
+    n_linear = 0 if found is None else int(np.sum(np.any(found[1] != 0, axis=1)))
+    pool = len(getattr(fire, "stable_columns_", ()))
+    text = (f"budget: a stable pool of {_plural(pool, 'rule')} (at most {budget}), "
+            f"{fire.n_rules_} kept")
+    return text + (f", plus {_plural(n_linear, 'linear term')}" if n_linear else "")
 
 
 def _selected_index(est):

@@ -8,6 +8,7 @@ from firecy.cli._card import run_card
 from firecy.cli._explain import run_explain
 from firecy.cli._extract import run_extract
 from firecy.cli._glm_task import check_task_options
+from firecy.cli._text_columns import MAX_LABELS
 from firecy.estimators._rule_depth import check_rule_depth
 
 __all__ = ["build_parser"]
@@ -76,9 +77,11 @@ def _auto_or_positive_int(name):
 def _add_common(p, *, n_trees=500, max_depth=3):
     g = p.add_argument_group("rule extraction")
     g.add_argument("--max-rules", type=_auto_or_positive_int("--max-rules"), default="auto",
-                   metavar="N", help="rule budget: keep at most N rules (default auto: 14, "
-                                     "i.e. fewer than 15 as in the FIRE paper; 10 with "
-                                     "--stable and linear terms, SIRUS's size)")
+                   metavar="N", help="budget: keep at most N terms, rules and linear "
+                                     "terms (default auto: 14, i.e. fewer than 15 as in "
+                                     "the FIRE paper); with --stable and linear terms, N "
+                                     "rules (auto: 10, SIRUS's size) with the linear "
+                                     "terms on top")
     g.add_argument("--penalty", choices=["mcp", "l1"], default="mcp",
                    help="sparsity penalty (default mcp)")
     g.add_argument("--gamma", default=1.1,
@@ -131,7 +134,8 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                    help="a rule set that random halves of the data agree on (stable=True: "
                         "rules of one or two conditions, the most "
                         "frequent in a forest; docs/stability.rst); the JSON and the "
-                        "printed rules give each rule's stability")
+                        "printed rules give each rule's stability (its frequency in "
+                        "that forest)")
     g.add_argument("--exact", "--exact-thresholds", dest="exact_thresholds",
                    action="store_true",
                    help="print every threshold exactly, in the rules shown and the JSON "
@@ -182,21 +186,27 @@ def _add_data_options(p):
                         "likelihood (default breslow; efron is closer to the exact "
                         "likelihood when many events share a time)")
     p.add_argument("--model", choices=["rf", "xgboost", "lightgbm"], default="rf",
-                   help="tree ensemble to fit (default rf: random forest)")
+                   help="tree ensemble to fit (default rf: random forest). A text column "
+                        f"of at most {MAX_LABELS} labels is a category: xgboost and "
+                        "lightgbm read it as such (the rules name its labels), rf reads "
+                        "its indicator columns 'name=label' (one per label; one for two "
+                        "labels, of the second in sorted order); an empty cell stays "
+                        "missing")
     p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                   help="ignore this column (repeatable), e.g. an identifier or text")
+                   help="ignore this column (repeatable), e.g. an identifier or free text")
 
 
 def _rows(text):
-    """``--rows``: data rows separated by commas, 0 the first (CSV line 2)."""
+    """``--rows``: CSV line numbers separated by commas (line 1 is the header,
+    the first data row is line 2)."""
     try:
         rows = [int(part) for part in text.split(",")]
     except ValueError:
         rows = None
-    if not rows or any(r < 0 for r in rows):
+    if not rows or any(r < 2 for r in rows):
         raise argparse.ArgumentTypeError(
-            f"--rows must be data rows (0 = the first, CSV line 2) separated by commas, "
-            f"e.g. 0,5,9; got {text!r}")
+            f"--rows must be CSV line numbers separated by commas (line 1 is the header, "
+            f"the first data row is line 2), e.g. 2,7,11; got {text!r}")
     return list(dict.fromkeys(rows))
 
 
@@ -234,7 +244,8 @@ def build_parser():
         "demo",
         help="run FIRE on the bundled diabetes data (no download)",
         description="Fit a random forest on scikit-learn's bundled diabetes data, extract "
-                    "a few rules with FIRE (MCP + light fusion), compare their test error "
+                    "a few rules and linear terms with FIRE (MCP + light fusion), compare "
+                    "their test error "
                     "with the forest and with L1-only selection at the same rule budget, "
                     "and save pictures of the rules and of the paths.",
     )
@@ -246,8 +257,11 @@ def build_parser():
     ext = sub.add_parser(
         "extract",
         help="extract rules from a model fitted on your CSV file",
-        description="Fit a tree ensemble on a CSV file, extract a few rules with FIRE, "
-                    "print them and write them as JSON.",
+        description="Fit a tree ensemble on a CSV file, extract a few rules (and linear "
+                    "terms) with FIRE, print them and write them as JSON. Numeric columns are read as "
+                    f"numbers, a text column of at most {MAX_LABELS} labels as a category "
+                    "(see --model); rows are named by their CSV lines (the header is "
+                    "line 1).",
     )
     ext.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     _add_data_options(ext)
@@ -275,16 +289,19 @@ def build_parser():
         "explain",
         help="why rows of your CSV file get their predictions",
         description="Fit exactly as 'firecy extract' does with the same options (no model "
-                    "is saved between commands), then explain rows of the same file: the "
-                    "intercept, the ensemble's baseline and the contribution of each rule "
-                    "that holds, which sum to the prediction on the model's raw scale. "
-                    "Prints the first rows, writes every explained row as CSV.",
+                    "is saved between commands), then explain rows of the same file, "
+                    "named by their CSV line numbers (line 1 is the header, the first "
+                    "data row line 2): the intercept (with the ensemble's baseline), the "
+                    "contribution of each rule that holds and of each linear term, which "
+                    "sum to the prediction on the model's raw scale. Prints the first "
+                    "rows, writes every explained row as CSV.",
     )
     exp.add_argument("data", metavar="DATA.csv", help="CSV file with a header row")
     _add_data_options(exp)
     exp.add_argument("--rows", type=_rows, default=None, metavar="LIST",
-                     help="data rows to explain, separated by commas (0 = the first data "
-                          "row, CSV line 2), e.g. 0,5,9; default: every row")
+                     help="the rows to explain, by their CSV line numbers separated by "
+                          "commas (line 1 is the header, so the first data row is line 2; "
+                          "a text editor's line numbers), e.g. 2,7,11; default: every row")
     exp.add_argument("--output", default="explanations.csv", metavar="FILE",
                      help="CSV file of the explanations: one line per row and term "
                           "(default explanations.csv)")
@@ -310,7 +327,9 @@ def build_parser():
                       help="the column of the two-valued outcome; the card gives the risk "
                            "of its second value in sorted order")
     card.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                      help="ignore this column (repeatable), e.g. an identifier or text")
+                      help="ignore this column (repeatable), e.g. an identifier or free "
+                           f"text (a text column of at most {MAX_LABELS} labels is read "
+                           "as its indicator columns 'name=label')")
     card.add_argument("--max-rules", type=_positive_int("--max-rules"), default=10,
                       metavar="N", help="the most rules on the card (default 10)")
     card.add_argument("--max-points", type=_positive_int("--max-points"), default=5,

@@ -13,7 +13,8 @@ def save_report(res, args, names):
     With test rows, the comparison is the command's own table (FIRE, L1
     selection at the same budget and the full model, on the test rows) and
     the explained rows are test rows; with ``--test-size 0`` the report
-    compares FIRE with the full model on the training rows and says so."""
+    compares FIRE with the full model on the training rows and says so. An
+    explained row is named by its line in the CSV file (the header is line 1)."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -36,11 +37,13 @@ def save_report(res, args, names):
         comparison = res["summary"]
         note = (f"Scores on the {len(X_te)} test rows held out by --test-size "
                 f"{args.test_size:g}; the full model's rules are its leaves.")
+    lines = res["lines_tr"] if X_te is None else res["lines_te"]
     path = Path(args.report)
     try:
         write_report(res["fire"], path, X_tr, y_tr, X_test=X_te, y_test=y_te,
                      feature_names=names, comparison=comparison, comparison_note=note,
-                     title=f"firecy: rules of {Path(str(args.data)).name}", **extra)
+                     title=f"firecy: rules of {Path(str(args.data)).name}",
+                     row_names=[f"CSV line {int(k)}" for k in lines], **extra)
     except OSError as exc:
         raise CLIError(f"cannot write {args.report}: {exc.strerror or exc}") from None
     return path

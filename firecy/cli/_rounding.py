@@ -30,10 +30,23 @@ class _DisplayRules:
         return self._replaced.get(int(j), self._rules[j])
 
 
+def _values(X, f):
+    """Column ``f`` of ``X`` as float64: an array's, or a DataFrame's (a
+    category column's codes, missing as NaN, as a numeric split reads them)."""
+    if not hasattr(X, "iloc"):
+        return np.asarray(X[:, f], dtype=np.float64)
+    col = X.iloc[:, f]
+    if hasattr(col, "cat"):
+        codes = col.cat.codes.to_numpy(dtype=np.float64)
+        codes[codes < 0] = np.nan
+        return codes
+    return col.to_numpy(dtype=np.float64)
+
+
 def _short_moves_a_row(c, d, X):
     """Whether printing ``c``'s threshold as ``d`` moves one of the rows of X."""
     A = np.zeros((X.shape[0], c.feature + 1))
-    A[:, c.feature] = X[:, c.feature]
+    A[:, c.feature] = _values(X, c.feature)
     short = dataclasses.replace(c, threshold=d)
     return not np.array_equal(c.evaluate(A), short.evaluate(A))
 
@@ -47,8 +60,8 @@ def display_ensemble(ensemble, coef, X, *, exact=False):
     ensemble : RuleEnsemble
     coef : ndarray
         Rule weights; the kept rules are the nonzero ones.
-    X : ndarray of shape (n_samples, n_features)
-        The data shown: a float64 condition whose short threshold would move
+    X : ndarray or DataFrame of shape (n_samples, n_features)
+        The data shown (a DataFrame may hold category columns): a float64 condition whose short threshold would move
         one of these rows prints its exact threshold.
     exact : bool, default=False
         Print every kept float64 threshold exactly (``--exact``).
@@ -59,7 +72,7 @@ def display_ensemble(ensemble, coef, X, *, exact=False):
         The display copy (for printing only) and the number of kept float64
         thresholds printed shorter than their ``repr``.
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = X if hasattr(X, "iloc") else np.asarray(X, dtype=np.float64)
     kept = np.flatnonzero(np.asarray(coef).reshape(len(ensemble.rules), -1).any(axis=1))
     replaced, n_short, cache = {}, 0, {}
     for j in kept:

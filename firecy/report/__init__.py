@@ -17,7 +17,7 @@ __all__ = ["write_report", "report_html"]
 
 def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure=None,
                 exposure_test=None, rows=None, n_rows=3, title=None, feature_names=None,
-                comparison=None, comparison_note=None):
+                comparison=None, comparison_note=None, row_names=None):
     """The report of a fitted FIRE estimator as an HTML document (a str).
 
     Parameters
@@ -53,6 +53,10 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
         model with the full model.
     comparison_note : str, optional
         The sentence under a given ``comparison`` (which rows it was measured on).
+    row_names : sequence of str, optional
+        A name for each row the explained rows are drawn from (the test rows
+        if given, else ``X``), e.g. ``"CSV line 12"`` (``firecy extract``
+        passes the file's line numbers); default: the row's position.
 
     Returns
     -------
@@ -86,7 +90,7 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     ev = evaluation(X, y, X_test, y_test, exposure, exposure_test)
     sections = sections_for(estimator, X, y, ev, rows=rows, n_rows=int(n_rows),
                             comparison=comparison, comparison_note=comparison_note,
-                            names=names)
+                            names=names, row_names=row_names)
     if title is None:
         title = f"{type(estimator).__name__}: {estimator.model_.terms_text()}"
     from firecy._version import __version__

@@ -226,22 +226,25 @@ def _row_block(est, X, i, label_of, target, names):
     if target is not None:
         facts += f"; observed: {target}"
     picture = figure(plot_explanation(est, row, label=label, feature_names=names),
-                     f"Row {i}: from the intercept plus baseline to the prediction, one "
+                     f"{label_of}: from the intercept plus baseline to the prediction, one "
                      + ("bar per rule that holds and per linear term."
                         if est.model_.n_linear_terms else "bar per rule that holds."))
     # the table and its picture side by side: the page half as long
-    return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n"
+    return Html(f"<h3>{text(label_of)}</h3>\n<p>{text(facts)}</p>\n"
                 + pair(body, picture))
 
 
-def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
-    """A few rows explained term by term."""
+def rows_section(est, X, y, which, rows=None, n_rows=3, names=None, row_names=None):
+    """A few rows explained term by term (``row_names``: each row's name)."""
     if X is None:
         return section("rows", "Explained rows", "No rows were given to explain.")
+    if row_names is not None and len(row_names) != X.shape[0]:
+        raise ValueError(f"row_names has {len(row_names)} names for {X.shape[0]} rows")
     picks = chosen_rows(est, X, rows=rows, n_rows=n_rows)
-    label_of = f"(position in the {which} rows)"
     blocks = []
     for i in picks:
+        label_of = (f"Row {i} (position in the {which} rows)" if row_names is None
+                    else str(row_names[i]))
         target = None
         if y is not None:
             yi = y[i] if not hasattr(y, "iloc") else y.iloc[i]
@@ -258,7 +261,8 @@ def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
                    + f" (estimator.explain). Shown: {how}, of the {which} rows.", *blocks)
 
 
-def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names):
+def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names,
+                 row_names=None):
     """Every section of the report, in order: (anchor, title, html)."""
     out = [("summary", "Summary", summary_section(est, X, names)),
            ("rules", "Rules", rules_section(est, names)),
@@ -271,5 +275,5 @@ def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, na
             out.append(("risk-card", "Risk card", risk_card_section(est, X, y)))
     Xr, yr, which = (ev.X, ev.y, ev.which) if ev is not None else (X, y, "given")
     out.append(("rows", "Explained rows",
-                rows_section(est, Xr, yr, which, rows, n_rows, names)))
+                rows_section(est, Xr, yr, which, rows, n_rows, names, row_names)))
     return out
