@@ -1,8 +1,10 @@
 """The command line: ``firecy demo``, ``firecy extract`` and its error messages."""
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +39,10 @@ def run(args, cwd, timeout=120):
 
 def test_demo_end_to_end(tmp_path):
     out = tmp_path / "pictures"
-    proc = run(["demo", "--output-dir", str(out), "--seed", "1", *SMALL], cwd=tmp_path)
+    t0 = time.perf_counter()
+    proc = run(["demo", "--output-dir", str(out), "--seed", "1", "--repeats", "1", *SMALL],
+               cwd=tmp_path)
+    wall = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     text = proc.stdout
@@ -53,10 +58,19 @@ def test_demo_end_to_end(tmp_path):
     for label in ("FIRE MCP", "L1 selection, same budget", "full random forest"):
         assert label in text
     assert "test MSE" in text
-    for name in ("rules.png", "path.png"):
+    # the test error is cross-validated, never one split's
+    assert "Test error by 5-fold cross-validation (5 fits" in text
+    assert any(ln.startswith(("FIRE is ahead of L1", "FIRE is not ahead of L1",
+                              "FIRE is behind L1")) for ln in lines)
+    assert "The budget curve" in text
+    for name in ("rules.png", "path.png", "budget.png"):
         png = out / name
         assert png.exists() and png.stat().st_size > 5000
         assert f"saved {png}" in text
+    # "done in" is the whole command's time, its imports included (the
+    # interpreter's exit after the last line is all it leaves out)
+    done = float(re.search(r"^done in ([0-9.]+) s$", text, re.M).group(1))
+    assert 0.75 * wall <= done <= wall + 0.05, (done, wall)
 
 
 @pytest.fixture
@@ -287,7 +301,7 @@ def test_demo_without_optional_dependencies(tmp_path):
     env = _env()
     proc = subprocess.run(
         [sys.executable, "-c", script, "demo", "--output-dir", str(tmp_path / "out"),
-         "--n-trees", "30", "--n-lambdas", "10", "--n-jobs", "1"],
+         "--n-trees", "30", "--n-lambdas", "10", "--n-jobs", "1", "--repeats", "1"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert " then " in proc.stdout and "test MSE" in proc.stdout
@@ -394,7 +408,7 @@ def test_csv_with_infinite_feature_names_the_column(tmp_path, capsys, value):
 def test_convergence_warning_speaks_the_commands_language(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["demo", "--output-dir", str(out), "--max-iter", "1", "--tol", "1e-9",
-                 *SMALL]) == 0
+                 "--repeats", "1", *SMALL]) == 0
     err = capsys.readouterr().err
     warn = [ln for ln in err.splitlines() if "warning" in ln]
     assert warn and all(ln.startswith("firecy: warning: ") for ln in warn)

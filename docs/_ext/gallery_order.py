@@ -12,10 +12,15 @@ STORY = [
     "plot_rules_from_forest.py",
     "plot_rules_from_xgboost.py",
     "plot_rules_from_lightgbm.py",
+    "plot_linear_terms.py",
     "plot_regularization_path.py",
     "plot_fusion_antecedents.py",
     "plot_group_l0_few_trees.py",
+    "plot_stable_rules.py",
+    "plot_explain_row.py",
+    "plot_report.py",
     "plot_risk_card.py",
+    "plot_risk_card_classifier.py",
     "plot_python_penalty.py",
 ]
 

@@ -2,10 +2,12 @@
 
 ``firecy demo``
     Fit a random forest (500 depth-3 trees) on scikit-learn's bundled
-    diabetes data (no network), extract a few rules with FIRE, print them with
-    the test error of the rules, the forest and L1-only selection at the same
-    rule budget, and save two pictures (the rules as partial trees; the
-    regularisation paths).
+    diabetes data (no network), extract a few rules with FIRE and print them;
+    measure the test error and antecedents of FIRE, L1-only selection at the
+    same budget and the forest by repeated 5-fold cross-validation, at that
+    budget and every smaller one (the budget curve), say whether FIRE is
+    ahead of L1, and save three pictures (the rules as partial trees; the
+    regularisation paths; the budget curve).
 ``firecy extract DATA.csv --target COLUMN``
     The same on your CSV file; writes the rules as JSON (``--format``:
     Python, SQL); ``--report FILE.html`` also writes the run's report, one
@@ -30,7 +32,8 @@ line, ``firecy: error: ...``, on stderr and exit with status 2 (bad option) or 1
 shows the traceback instead.
 
 Modules: ``_parser`` (options), ``_demo``, ``_extract`` and ``_explain`` (the
-commands), ``_report`` (``--report``),
+commands), ``_demo_cv`` and ``_demo_plot`` (the demo's cross-validation and
+budget picture), ``_report`` (``--report``),
 ``_job`` (what both run), ``_output`` (printing and pictures), ``_csv``
 (reading the data), ``_text_columns`` (text columns as categories),
 ``_progress`` (progress bar), ``_errors`` (one-line errors).

@@ -40,8 +40,10 @@ def _plural(n, word):
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def print_rules(res, args, names):
-    """The extracted rules, then the comparison with the forest and L1 selection."""
+def print_rules(res, args, names, table=True):
+    """The extracted rules, then (``table``) the comparison with the forest
+    and L1 selection on the test rows (the demo prints its own, from
+    cross-validation)."""
     from firecy.rules import rules_report
 
     from firecy.cli._rounding import display_ensemble
@@ -69,8 +71,9 @@ def print_rules(res, args, names):
               "threshold for every value written with up to 15 significant digits, "
               "and the same training rows; --exact prints them exactly; "
               "the exports are exact)")
-    print()
-    print(summary_text(res, res["fire"].max_rules_))
+    if table:
+        print()
+        print(summary_text(res, res["fire"].max_rules_))
 
 
 def linear_terms_note(fire, names):
