@@ -265,8 +265,9 @@ def test_stable_printout_gives_stability_budget_and_linear_terms(tmp_path, capsy
     for r in rules:
         shown = [ln for ln in printed.splitlines() if f"if {r['rule']} then " in ln]
         assert shown and f"stability {100 * r['stability']:.0f}%)" in shown[0], r
-    assert ("prediction = intercept + the contributions of the rules a row satisfies "
-            "+ the linear terms") in printed
+    from firecy.rules._account import prediction_sentence
+
+    assert prediction_sentence("prediction", True) in printed
     assert "FIRE stable pool + MCP (gamma 1.1) + fusion 0.5" in printed
     assert printed.startswith("Rules extracted by FIRE (") and \
         "linear term, stable pool + MCP" in printed.splitlines()[0] or \
