@@ -276,7 +276,9 @@ def test_stable_printout_gives_stability_budget_and_linear_terms(tmp_path, capsy
     assert (f"(budget: a stable pool of {doc['max_rules']} rules (at most "
             f"{doc['max_rules']}), {len(rules)} kept, plus {n_linear} {term};") in printed
     fire_row = [ln for ln in printed.splitlines() if ln.startswith("FIRE stable pool")][0]
-    assert int(fire_row.split()[-4]) == len(rules) + n_linear
+    # terms, rules, linear terms, antecedents, test MSE, test R2
+    terms, n_rules, lines = (int(v) for v in fire_row.split()[-6:-3])
+    assert (terms, n_rules, lines) == (len(rules) + n_linear, len(rules), n_linear)
 
 
 def test_card_reads_a_yes_no_column(tmp_path, capsys):

@@ -212,10 +212,10 @@ def run_job(X, y, args, *, label):
 
 def summary_rows(fire, l1, model, args, fusion, label, scores):
     """The comparison table's rows: FIRE, L1 at the same budget (if fitted)
-    and the full model, with their rules, antecedents and ``scores(est)``
-    (a dict of test scores; None: no test rows)."""
-    from firecy.rules import count_antecedents
-
+    and the full model, with their terms (``n_terms``: ``n_rules`` rules and
+    ``n_linear_terms`` linear terms; a full model's terms are its leaves),
+    antecedents and ``scores(est)`` (a dict of test scores; None: no test
+    rows)."""
     rows = []
     stable = ", stable pool" if getattr(args, "stable", False) else ""
     for name, est in [("FIRE " + describe_fit(args, args.penalty, fusion), fire),
@@ -225,11 +225,13 @@ def summary_rows(fire, l1, model, args, fusion, label, scores):
         is_fire = est is fire or est is l1
         # the full model's rules are its leaves, whatever depth FIRE cut at
         leaves = fire.ensemble_.uncut or fire.ensemble_
-        entry = dict(name=name,
-                     n_rules=int(getattr(est, "n_terms_", est.n_rules_)) if is_fire
-                     else int(leaves.n_rules),
-                     n_antecedents=(count_antecedents(est.ensemble_, est.coef_)
-                                    if is_fire else None))
+        if is_fire:
+            # the fitted model's account: terms, rules and lines counted apart
+            entry = dict(name=name, **est.model_.counts())
+            del entry["n_trees"]
+        else:
+            entry = dict(name=name, n_terms=int(leaves.n_rules), n_rules=int(leaves.n_rules),
+                         n_linear_terms=0, n_antecedents=None)
         if scores is not None:
             entry.update(scores(est))
         rows.append(entry)

@@ -101,7 +101,7 @@ def summary_text(res, budget):
     columns = GLM_COLUMNS.get(res.get("task"))
     # a FIRE row counts its linear terms with its rules: the budget is of terms
     width = max([36] + [len(r["name"]) for r in res["summary"]])
-    head = f"{'model':<{width}} {'terms':>6} {'antecedents':>11}"
+    head = f"{'model':<{width}} {'terms':>6} {'rules':>6} {'linear':>6} {'antecedents':>11}"
     if has_test and columns:
         head += "".join(" " + format(label, fmt.rstrip("gf").rsplit(".", 1)[0])
                         for _, label, fmt in columns)
@@ -111,7 +111,8 @@ def summary_text(res, budget):
     lines.append(head)
     for r in res["summary"]:
         ante = "-" if r["n_antecedents"] is None else str(r["n_antecedents"])
-        line = f"{r['name']:<{width}} {r['n_rules']:>6} {ante:>11}"
+        line = (f"{r['name']:<{width}} {r['n_terms']:>6} {r['n_rules']:>6} "
+                f"{r['n_linear_terms']:>6} {ante:>11}")
         if has_test and columns:
             line += "".join(" " + format(r[key], fmt) for key, _, fmt in columns)
         elif has_test and classification:
