@@ -70,6 +70,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from firecy import FIREClassifier
 from firecy.risk import calibration_error, risk_card
+from firecy.risk._readable_cuts import ReadableExtraTrees
 from firecy.rules import count_antecedents
 
 DATASETS = ["breast_cancer", "pima", "affairs", "mroz", "swisslabor", "biopsy", "default"]
@@ -167,12 +168,14 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     :class:`MixedForest`, half extra trees, half best-split trees."""
     forest_kind = fire_params.pop("forest", "et")
     if forest_kind == "et":
+        forest = ReadableExtraTrees(n_estimators=n_estimators, max_depth=2, random_state=seed)
+    elif forest_kind == "raw":
         forest = ExtraTreesClassifier(n_estimators=n_estimators, max_depth=2, random_state=seed)
     elif forest_kind == "mix":
         forest = MixedForest(n_estimators - n_estimators // 2, n_estimators // 2, max_depth=2,
                              random_state=seed)
     else:
-        raise ValueError(f"forest must be 'et' or 'mix', got {forest_kind!r}")
+        raise ValueError(f"forest must be 'et', 'raw' or 'mix', got {forest_kind!r}")
     params = dict(rule_depth=(1, 2), rule_values="unit", max_rules=max_rules, tol=tol,
                   selection="budget", linear_terms=False, random_state=seed)
     params.update(fire_params)
