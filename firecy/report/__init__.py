@@ -25,7 +25,9 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     estimator : fitted FIRE estimator
         :class:`~firecy.FIRERegressor`, :class:`~firecy.FIREClassifier`,
         :class:`~firecy.FIREPoissonRegressor` or
-        :class:`~firecy.FIRESurvivalRegressor`.
+        :class:`~firecy.FIRESurvivalRegressor`; or a fitted
+        :class:`~firecy.risk.RiskCardClassifier`: the report of its rule model
+        (``model_``) with its own card (``card_``) as the risk card.
     X, y : optional
         The training rows: the rules' support in the summary and the
         picture, a binary classifier's risk card, and, without test rows,
@@ -78,6 +80,11 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
+    card = None
+    if type(estimator).__name__ == "RiskCardClassifier":
+        # the report of its rule model, with the classifier's own card (its
+        # readable conditions; not rounded again)
+        card, estimator = estimator.card_, estimator.model_
     if comparison_note is not None and comparison is None:
         raise ValueError("comparison_note describes a given comparison: pass comparison too")
     from firecy.estimators._explain import feature_names_for
@@ -86,9 +93,10 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     ev = evaluation(X, y, X_test, y_test, exposure, exposure_test)
     sections = sections_for(estimator, X, y, ev, rows=rows, n_rows=int(n_rows),
                             comparison=comparison, comparison_note=comparison_note,
-                            names=names)
+                            names=names, card=card)
     if title is None:
-        title = f"{type(estimator).__name__}: {estimator.n_rules_} rules"
+        title = (f"{type(estimator).__name__}: {estimator.n_rules_} rules" if card is None
+                 else f"RiskCardClassifier: {len(card.rules)} rules on the card")
     from firecy._version import __version__
 
     return str(page(title, sections, subtitle=f"A report by firecy {__version__}: "

@@ -2,7 +2,8 @@
 
 From ``(X, y)`` alone: the candidate rules of a forest of depth-2 extra trees
 (every tree's depth-1 nodes, single conditions, and its depth-2 nodes, pairs:
-``rule_depth=(1, 2)``), FIRE's selection of at most ``max_rules`` of them as
+``rule_depth=(1, 2)``; their cuts moved to readable values in the same gaps
+of the training values, :mod:`firecy.risk._readable_cuts`), FIRE's selection of at most ``max_rules`` of them as
 0/1 indicators (``rule_values="unit"``) at the rule budget (``selection="budget"``: the card's size is the user's, as
 FasterRisk's ``k``), and the rounding to integer points of
 :func:`~firecy.risk.risk_card`.  The recipe and its measurements against
@@ -35,6 +36,14 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
     the card.  ``predict_proba`` is the card's risk, ``decision_function``
     its integer score.
 
+    The trees' cuts are readable: once the forest is grown, each moves inside
+    its gap of the training values (no training row changes side): to the
+    midpoint for a feature of at most ten distinct values, else to the number
+    of fewest significant digits in the gap.  The card prints a cut on a
+    two-valued feature as ``x = 0`` / ``x = 1`` (for rows taking one of its
+    two values) and on an integer feature as ``x <= 5`` / ``x >= 6`` (exact
+    for every integer value).
+
     Parameters
     ----------
     max_rules : int, default=10
@@ -57,7 +66,7 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     card_ : RiskCard
-        The card: ``rules``, ``points``, ``intercept_points``, ``scale``,
+        The card: ``rules`` (their readable text), ``points``, ``intercept_points``, ``scale``,
         the score -> risk table (``scores``, ``risk``), the reliability
         table on the training rows (``table``) and its log-loss, AUC and CAL
         (``log_loss_``, ``auc_``, ``cal_``). ``print(card_)`` shows it.
