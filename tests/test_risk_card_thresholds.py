@@ -229,3 +229,30 @@ def test_readable_cut_edges():
     close.sort()
     assert readable_cut(close, float(lo) + 1e-9) == float(lo)
     assert math.isfinite(readable_cut(close, 5.3))
+
+
+def test_rows_outside_the_readings_warn():
+    # a 0/1 column printed "smoker = 1" and an integer one printed "visits >= 4":
+    # a row with smoker = 2 or visits = 3.5 is read one way by the text and
+    # another by the cut; the classifier says so
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    n = 500
+    X = pd.DataFrame({"smoker": rng.integers(0, 2, n).astype(float),
+                      "visits": rng.integers(0, 8, n).astype(float)})
+    eta = 2 * X.smoker + 1.0 * (X.visits >= 4) - 1.5
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)
+    clf = RiskCardClassifier(max_rules=4, n_estimators=50, random_state=0).fit(X, y)
+    text = " ".join(clf.card_.rules)
+    assert "smoker = " in text and re.search(r"visits (<=|>=|=) \d", text), text
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.predict_proba(X)   # the training values: no warning
+        clf.predict_proba(X.assign(visits=9.0))   # an unseen integer is read alike
+    with pytest.warns(UserWarning, match=r"smoker takes 1 value\(s\) other than .* 0, 1"):
+        clf.predict_proba(X.assign(smoker=2.0))
+    with pytest.warns(UserWarning, match="visits takes non-integer values"):
+        clf.decision_function(X.assign(visits=3.5))

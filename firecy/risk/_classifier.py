@@ -10,6 +10,8 @@ FasterRisk's ``k``), and the rounding to integer points of
 FasterRisk are in ``docs/classification.rst`` and
 ``benchmarks/risk_cards/RESULTS.md``.
 """
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import column_or_1d
@@ -17,8 +19,9 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from firecy._validation import check_int, check_real
+from firecy._warn import user_stacklevel
 from firecy.risk._card import risk_card
-from firecy.risk._readable_cuts import ReadableExtraTrees, card_rule_texts
+from firecy.risk._readable_cuts import ReadableExtraTrees, card_rule_texts, unread_values
 
 __all__ = ["RiskCardClassifier"]
 
@@ -42,7 +45,9 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
     of fewest significant digits in the gap.  The card prints a cut on a
     two-valued feature as ``x = 0`` / ``x = 1`` (for rows taking one of its
     two values) and on an integer feature as ``x <= 5`` / ``x >= 6`` (exact
-    for every integer value).
+    for every integer value); ``decision_function``, ``predict_proba`` and
+    ``predict`` warn when rows fall outside those readings (a 2 in a 0/1
+    column, 5.3 in an integer one), where the text and the model part.
 
     Parameters
     ----------
@@ -164,8 +169,8 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
                                max_loss_increase=self.max_loss_increase, prefer=self.prefer,
                                sample_weight=sample_weight)
         # cuts on a feature of few values print as x = 0, x <= 5, x >= 6
-        self.card_.rules = card_rule_texts(model, self.card_.columns,
-                                           model.estimator_.feature_values_)
+        self.card_.rules, self._readings = card_rule_texts(
+            model, self.card_.columns, model.estimator_.feature_values_)
         self.model_ = model
         self.classes_ = model.classes_
         self.n_features_in_ = model.n_features_in_
@@ -186,7 +191,11 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         ndarray of int64, shape (n_samples,)
         """
         check_is_fitted(self)
-        self.model_._validate_predict_data(X)   # the model's checks and messages
+        Xm = self.model_._validate_predict_data(X)   # the model's checks and messages
+        for sentence in unread_values(Xm, getattr(self, "_readings", {}),
+                                      getattr(self.model_, "feature_names_in_", None)):
+            warnings.warn(f"{sentence}: the printed card and predict_proba may disagree on "
+                          "those rows", UserWarning, stacklevel=user_stacklevel())
         return self.card_.score(X)
 
     def predict_proba(self, X):

@@ -32,7 +32,8 @@ from sklearn.utils import check_array
 
 from firecy._escape import display_text
 
-__all__ = ["MAX_DISCRETE", "ReadableExtraTrees", "card_rule_texts", "readable_cut"]
+__all__ = ["MAX_DISCRETE", "ReadableExtraTrees", "card_rule_texts", "readable_cut",
+           "unread_values"]
 
 MAX_DISCRETE = 10
 # float32 holds every half-integer below 2**23 exactly: integer cuts stay exact
@@ -142,7 +143,10 @@ def _shortest(v):
 def card_rule_texts(model, cols, feature_values):
     """The text of each rule (design column) in ``cols``: cuts on a discrete
     feature as equalities or integer bounds (see the module notes), every
-    other condition as :func:`~firecy.rules.format_conditions` prints it.
+    other condition as :func:`~firecy.rules.format_conditions` prints it,
+    and the features printed so: ``{feature: values}`` for a two-valued one
+    (read for rows taking one of ``values``), ``{feature: None}`` for integer
+    bounds (read for integer values).
 
     Parameters
     ----------
@@ -154,7 +158,8 @@ def card_rule_texts(model, cols, feature_values):
 
     Returns
     -------
-    list of str
+    texts : list of str
+    readings : dict
     """
     from firecy.rules import format_conditions, simplify_conditions
 
@@ -163,7 +168,7 @@ def card_rule_texts(model, cols, feature_values):
     if names is None:
         names = getattr(ens, "feature_names", None)
     names = None if names is None else [str(n) for n in names]
-    texts = []
+    texts, readings = [], {}
     for j in cols:
         conds = simplify_conditions(ens.rules[int(j)])
         features = list(dict.fromkeys(c.feature for c in conds))
@@ -175,10 +180,40 @@ def card_rule_texts(model, cols, feature_values):
             if vals is not None and all(c.op in ("<=", ">") and not c.labels
                                         and not c.is_categorical for c in mine):
                 text = _discrete_text(_name(names, f), mine, vals)
+                if text is not None:
+                    readings[int(f)] = vals if vals.size == 2 else None
             parts.append(text if text is not None
                          else format_conditions(mine, names, simplify=False))
         texts.append(" and ".join(parts) if parts else format_conditions([], names))
-    return texts
+    return texts, readings
+
+
+def unread_values(Xm, readings, names=None):
+    """A sentence per feature of ``readings`` whose values in ``Xm`` the card's
+    text does not read as the model does (a two-valued feature's value
+    outside its two, a non-integer value under integer bounds); missing
+    values are the trees' to route."""
+    out = []
+    for f, vals in sorted(readings.items()):
+        col = Xm.iloc[:, f].to_numpy() if hasattr(Xm, "iloc") else Xm[:, f]
+        col = np.asarray(col.toarray() if hasattr(col, "toarray") else col,
+                         dtype=np.float32).ravel()
+        col = col[np.isfinite(col)]
+        name = _name(names, f)
+        if vals is not None:
+            odd = np.setdiff1d(np.unique(col), vals)
+            if odd.size:
+                shown = ", ".join(_value_text(v) for v in vals)
+                out.append(f"{name} takes {odd.size} value(s) other than its training "
+                           f"values {shown} (e.g. {_value_text(odd[0])}): the card reads "
+                           f"'{name} = ...' for those two only; the model compares with "
+                           f"the cut {_shortest((vals[0] + vals[1]) / 2)}")
+        elif np.any(col != np.round(col)):
+            odd = col[col != np.round(col)][0]
+            out.append(f"{name} takes non-integer values (e.g. {_shortest(odd)}): the card's "
+                       f"integer bounds on {name} read integers; the model compares "
+                       "with the midpoints between its training values")
+    return out
 
 
 def _name(names, f):
