@@ -16,7 +16,8 @@ unchanged):
 Thresholds are compared in float32 (scikit-learn's trees): the gaps are those
 of the float32 training values, and a cut is stored as the float32 value of
 its readable decimal, which the library's threshold text prints back as that
-decimal.  :func:`card_rule_texts` then prints a cut on a discrete feature the
+decimal (or a shorter one of the same float32), exact for inputs read as the
+library reads them (rounded to float32 first).  :func:`card_rule_texts` then prints a cut on a discrete feature the
 way a person reads it: ``x = 0`` / ``x = 1`` for a two-valued feature,
 ``x <= 5`` / ``x >= 6`` (``2 <= x <= 4``, ``x = 3``) for integer values, the
 midpoint otherwise.  For an integer-valued feature the integer bounds select
@@ -77,7 +78,10 @@ class ReadableExtraTrees(ExtraTreesClassifier):
 
 def distinct_values(X):
     """Per column, the sorted distinct finite float32 values of ``X``."""
-    X = check_array(X, accept_sparse="csc", dtype=np.float32, ensure_all_finite=False)
+    try:
+        X = check_array(X, accept_sparse="csc", dtype=np.float32, ensure_all_finite=False)
+    except TypeError:   # scikit-learn < 1.6 names it force_all_finite
+        X = check_array(X, accept_sparse="csc", dtype=np.float32, force_all_finite=False)
     out = []
     for j in range(X.shape[1]):
         if hasattr(X, "indptr"):
