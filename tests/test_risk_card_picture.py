@@ -124,3 +124,21 @@ def test_a_risk_card_classifier_is_drawn_and_reported(cards, tmp_path):
         plot_risk_card(RiskCardClassifier())
     with pytest.raises(ValueError, match="per_row"):
         plot_risk_card(clf, per_row=0)
+
+
+def test_a_given_figure_gets_the_same_layout(cards):
+    # a pyplot figure with a layout engine: the card's own layout replaces it,
+    # so its texts sit where they sit in a standalone figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    given = Figure(layout="constrained")
+    FigureCanvasAgg(given)
+    fig = plot_risk_card(cards["noisy"], figure=given)
+    assert fig is given
+    alone = plot_risk_card(cards["noisy"])
+    FigureCanvasAgg(alone)
+    a, _ = _texts(given)
+    b, _ = _texts(alone)
+    assert [t for t, _ in a] == [t for t, _ in b]
+    np.testing.assert_allclose([box.bounds for _, box in a], [box.bounds for _, box in b])
