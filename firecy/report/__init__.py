@@ -25,7 +25,9 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     estimator : fitted FIRE estimator
         :class:`~firecy.FIRERegressor`, :class:`~firecy.FIREClassifier`,
         :class:`~firecy.FIREPoissonRegressor` or
-        :class:`~firecy.FIRESurvivalRegressor`.
+        :class:`~firecy.FIRESurvivalRegressor`; or a fitted
+        :class:`~firecy.risk.RiskCardClassifier`: the report of its rule model
+        (``model_``) with its own card (``card_``) as the risk card.
     X, y : optional
         The training rows: the rules' support in the summary and the
         picture, a binary classifier's risk card, and, without test rows,
@@ -82,6 +84,11 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
+    card = None
+    if type(estimator).__name__ == "RiskCardClassifier":
+        # the report of its rule model, with the classifier's own card (its
+        # readable conditions; not rounded again)
+        card, estimator = estimator.card_, estimator.model_
     if comparison_note is not None and comparison is None:
         raise ValueError("comparison_note describes a given comparison: pass comparison too")
     from firecy.estimators._explain import feature_names_for
@@ -90,9 +97,10 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
     ev = evaluation(X, y, X_test, y_test, exposure, exposure_test)
     sections = sections_for(estimator, X, y, ev, rows=rows, n_rows=int(n_rows),
                             comparison=comparison, comparison_note=comparison_note,
-                            names=names, row_names=row_names)
+                            names=names, row_names=row_names, card=card)
     if title is None:
-        title = f"{type(estimator).__name__}: {estimator.model_.terms_text()}"
+        title = (f"{type(estimator).__name__}: {estimator.model_.terms_text()}" if card is None
+                 else f"RiskCardClassifier: {len(card.rules)} rules on the card")
     from firecy._version import __version__
 
     return str(page(title, sections, subtitle=f"A report by firecy {__version__}: "

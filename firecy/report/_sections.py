@@ -150,11 +150,20 @@ def calibration_section(est, ev):
                                      "per bin.")))
 
 
-def risk_card_section(est, X, y):
-    """The risk card of a binary classifier, built on the training rows."""
+def risk_card_section(est, X, y, card=None):
+    """The risk card of a binary classifier, built on the training rows (or
+    ``card``, a RiskCardClassifier's own)."""
     from firecy.plotting import plot_risk_card
     from firecy.risk import risk_card
 
+    if card is not None:
+        return section("risk-card", "Risk card",
+                       "The card of the RiskCardClassifier (its card_, built on its "
+                       "training rows): add the points of the rules that hold; the table "
+                       "reads the score's risk.",
+                       pre(card.to_text()),
+                       figure(plot_risk_card(card), "The risk card and its reliability on "
+                                                    "its training rows."))
     if X is None or y is None:
         return section("risk-card", "Risk card", "The risk card is built on the training "
                                                  "rows: pass X and y.")
@@ -262,7 +271,7 @@ def rows_section(est, X, y, which, rows=None, n_rows=3, names=None, row_names=No
 
 
 def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names,
-                 row_names=None):
+                 row_names=None, card=None):
     """Every section of the report, in order: (anchor, title, html)."""
     out = [("summary", "Summary", summary_section(est, X, names)),
            ("rules", "Rules", rules_section(est, names)),
@@ -272,7 +281,7 @@ def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, na
     if task_of(est) == "classification":
         out.append(("calibration", "Calibration", calibration_section(est, ev)))
         if len(est.classes_) == 2:
-            out.append(("risk-card", "Risk card", risk_card_section(est, X, y)))
+            out.append(("risk-card", "Risk card", risk_card_section(est, X, y, card)))
     Xr, yr, which = (ev.X, ev.y, ev.which) if ev is not None else (X, y, "given")
     out.append(("rows", "Explained rows",
                 rows_section(est, Xr, yr, which, rows, n_rows, names, row_names)))

@@ -8,8 +8,8 @@ scikit-learn classifier: ``cross_val_score`` and ``GridSearchCV`` work);
 a card a person can use without a computer: a few rules with small integer
 points, starting points, and the risk of each total score.  ``print(card)``
 shows it; :meth:`RiskCard.plot` (:func:`firecy.plotting.plot_risk_card`)
-draws the points table and the reliability curve.  ``docs/classification.rst``
-states the rounding and its bound.
+draws the points table, the full score table and the reliability curve.
+``docs/classification.rst`` states the rounding and its bound.
 """
 from firecy.risk._card import RiskCard, risk_card
 from firecy.risk._classifier import RiskCardClassifier

@@ -2,13 +2,16 @@
 
 From ``(X, y)`` alone: the candidate rules of a forest of depth-2 extra trees
 (every tree's depth-1 nodes, single conditions, and its depth-2 nodes, pairs:
-``rule_depth=(1, 2)``), FIRE's selection of at most ``max_rules`` of them as
+``rule_depth=(1, 2)``; their cuts moved to readable values in the same gaps
+of the training values, :mod:`firecy.risk._readable_cuts`), FIRE's selection of at most ``max_rules`` of them as
 0/1 indicators (``rule_values="unit"``) at the rule budget (``selection="budget"``: the card's size is the user's, as
 FasterRisk's ``k``), and the rounding to integer points of
 :func:`~firecy.risk.risk_card`.  The recipe and its measurements against
 FasterRisk are in ``docs/classification.rst`` and
 ``benchmarks/risk_cards/RESULTS.md``.
 """
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import column_or_1d
@@ -16,7 +19,9 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from firecy._validation import check_int, check_real
+from firecy._warn import user_stacklevel
 from firecy.risk._card import risk_card
+from firecy.risk._readable_cuts import ReadableExtraTrees, card_rule_texts, unread_values
 
 __all__ = ["RiskCardClassifier"]
 
@@ -33,6 +38,16 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
     points of the rules a row satisfies and reads the risk of the total off
     the card.  ``predict_proba`` is the card's risk, ``decision_function``
     its integer score.
+
+    The trees' cuts are readable: once the forest is grown, each moves inside
+    its gap of the training values (no training row changes side): to the
+    midpoint for a feature of at most ten distinct values, else to the number
+    of fewest significant digits in the gap.  The card prints a cut on a
+    two-valued feature as ``x = 0`` / ``x = 1`` (for rows taking one of its
+    two values) and on an integer feature as ``x <= 5`` / ``x >= 6`` (exact
+    for every integer value); ``decision_function``, ``predict_proba`` and
+    ``predict`` warn when rows fall outside those readings (a 2 in a 0/1
+    column, 5.3 in an integer one), where the text and the model part.
 
     Parameters
     ----------
@@ -56,7 +71,7 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     card_ : RiskCard
-        The card: ``rules``, ``points``, ``intercept_points``, ``scale``,
+        The card: ``rules`` (their readable text), ``points``, ``intercept_points``, ``scale``,
         the score -> risk table (``scores``, ``risk``), the reliability
         table on the training rows (``table``) and its log-loss, AUC and CAL
         (``log_loss_``, ``auc_``, ``cal_``). ``print(card_)`` shows it.
@@ -102,11 +117,12 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
 
     def _rule_model(self):
         """The unfitted FIREClassifier whose rules the card rounds."""
-        from sklearn.ensemble import ExtraTreesClassifier
-
         from firecy import FIREClassifier
 
-        forest = ExtraTreesClassifier(n_estimators=self.n_estimators, max_depth=2,
+        # the extra trees' cuts moved to readable values in the same gaps of
+        # the training values (firecy.risk._readable_cuts): the same training
+        # rows on each side, so the same design and the same fit
+        forest = ReadableExtraTrees(n_estimators=self.n_estimators, max_depth=2,
                                       random_state=self.random_state, n_jobs=self.n_jobs)
         # tol=1e-4: the points are integers (the same rules on 32 of 35
         # benchmark folds as 1e-6, a third less CPU; benchmarks/risk_cards);
@@ -152,6 +168,9 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         self.card_ = risk_card(model, X, y, max_points=self.max_points,
                                max_loss_increase=self.max_loss_increase, prefer=self.prefer,
                                sample_weight=sample_weight)
+        # cuts on a feature of few values print as x = 0, x <= 5, x >= 6
+        self.card_.rules, self._readings = card_rule_texts(
+            model, self.card_.columns, model.estimator_.feature_values_)
         self.model_ = model
         self.classes_ = model.classes_
         self.n_features_in_ = model.n_features_in_
@@ -172,7 +191,11 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         ndarray of int64, shape (n_samples,)
         """
         check_is_fitted(self)
-        self.model_._validate_predict_data(X)   # the model's checks and messages
+        Xm = self.model_._validate_predict_data(X)   # the model's checks and messages
+        for sentence in unread_values(Xm, getattr(self, "_readings", {}),
+                                      getattr(self.model_, "feature_names_in_", None)):
+            warnings.warn(f"{sentence}: the printed card and predict_proba may disagree on "
+                          "those rows", UserWarning, stacklevel=user_stacklevel())
         return self.card_.score(X)
 
     def predict_proba(self, X):
