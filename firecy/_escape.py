@@ -9,6 +9,8 @@ program it is written into, nor forge lines of a report:
 * SQL: :func:`sql_string`, :func:`sql_identifier`, :func:`sql_comment`;
 * plain text: :func:`display_text` (a name printed as is, escaped only where
   needed) and :func:`display_value` (a label printed as a quoted literal);
+* pictures: :func:`picture_text` (a text drawn by matplotlib, whose SVG
+  writes it into comments and which XML 1.0 forbids control characters in);
 * JSON: :func:`json_text`.
 
 Each result is valid UTF-8 text (a lone surrogate, legal in a Python ``str``,
@@ -23,7 +25,7 @@ import numbers
 import numpy as np
 
 __all__ = ["python_literal", "python_docstring", "sql_string", "sql_identifier",
-           "sql_comment", "display_text", "display_value", "json_text"]
+           "sql_comment", "display_text", "display_value", "picture_text", "json_text"]
 
 
 def _plain(value):
@@ -180,6 +182,25 @@ def display_value(value):
         return python_literal(value)
     except ValueError:
         return display_text(repr(value))
+
+
+def picture_text(text):
+    """A text drawn in a picture: :func:`display_text` line by line.
+
+    The line breaks are kept (a picture wraps its labels itself); every other
+    non-printable character becomes an escape, so that no NUL, control
+    character or lone surrogate reaches the SVG matplotlib writes (XML 1.0
+    holds none of them, not even as a character reference, and a browser
+    shows such an SVG as a broken image).
+
+    Examples
+    --------
+    >>> from firecy._escape import picture_text
+    >>> print(picture_text("dose\\x00\\nage\\x1b"))
+    dose\\x00
+    age\\x1b
+    """
+    return "\n".join(display_text(line) for line in str(text).split("\n"))
 
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from firecy.plotting._common import _require_matplotlib
+from firecy.plotting._common import _require_matplotlib, printable_texts
 
 __all__ = ["plot_path"]
 
@@ -111,7 +111,7 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     _draw_stability(ax, path, n_rules, ok, line.get_color())
     if label is not None:
         ax.legend()
-    return fig
+    return printable_texts(fig)
 
 
 def _draw_stability(ax, path, n_rules, ok, color):

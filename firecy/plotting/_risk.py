@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 
 from firecy._display import risk_percent
-from firecy.plotting._common import _require_matplotlib
+from firecy.plotting._common import _require_matplotlib, printable_texts
 
 __all__ = ["plot_risk_card"]
 
@@ -110,5 +110,5 @@ def plot_risk_card(card, *, wrap=44, figsize=None, figure=None):
                    fontsize=10)
     ax_r.grid(True, alpha=0.3)
     ax_r.legend(loc="upper left", fontsize=8)
-    return fig
+    return printable_texts(fig)
 
