@@ -312,7 +312,7 @@ class ExplainMixin:
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            Rows with no row give an empty table (with the columns).
+            An ``X`` of zero rows gives an empty table (with the columns).
         fired_only : bool, default=False
             Keep only the rules each row satisfies (the others contribute 0;
             the sums are unchanged).
