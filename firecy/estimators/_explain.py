@@ -394,9 +394,7 @@ class ExplainMixin:
         if is_dask(X):
             raise TypeError("explain takes in-memory rows (an array, a DataFrame or a "
                             "sparse matrix): compute the Dask collection's rows first")
-        from firecy.estimators._data import validate_predict_data
-
-        Xm = validate_predict_data(self, X, min_rows=0)
+        Xm = self._validate_predict_data(X, min_rows=0)
         names = feature_names_for(self, feature_names)
         classifier = getattr(self, "classes_", None) is not None
         if Xm.shape[0] == 0:

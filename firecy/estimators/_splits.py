@@ -107,6 +107,11 @@ def validation_splits(est, n, *, codes=None, classes=None, sample_weight=None):
         A classifier's class index per row, its labels and the weights:
         the folds are stratified, and a warning names the classes some
         folds train without.
+
+    Raises
+    ------
+    ValueError
+        When a fold trains on no row of positive ``sample_weight``.
     """
     splits = _plain_splits(est, n) if codes is None else _stratified_splits(est, codes)
     if sample_weight is not None:
