@@ -5,8 +5,8 @@ import textwrap
 
 import numpy as np
 
-from firecy._escape import display_text, display_value
-from firecy.plotting._common import _require_matplotlib, printable_texts
+from firecy._escape import display_text, display_value, printable_texts
+from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_explanation", "one_row", "label_text"]
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from firecy.plotting._common import _require_matplotlib, printable_texts
+from firecy._escape import printable_texts
+from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_path"]
 

@@ -6,7 +6,8 @@ import textwrap
 import numpy as np
 
 from firecy._display import risk_percent
-from firecy.plotting._common import _require_matplotlib, printable_texts
+from firecy._escape import printable_texts
+from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_risk_card"]
 

@@ -5,8 +5,8 @@ import textwrap
 
 import numpy as np
 
-from firecy._escape import display_text
-from firecy.plotting._common import _require_matplotlib, printable_texts
+from firecy._escape import display_text, printable_texts
+from firecy.plotting._common import _require_matplotlib
 from firecy.rules import ALL_ROWS, format_conditions
 from firecy.rules._inputs import (
     block_label,
