@@ -9,6 +9,9 @@ program it is written into, nor forge lines of a report:
 * SQL: :func:`sql_string`, :func:`sql_identifier`, :func:`sql_comment`;
 * plain text: :func:`display_text` (a name printed as is, escaped only where
   needed) and :func:`display_value` (a label printed as a quoted literal);
+* pictures: :func:`picture_text` (a text drawn by matplotlib, whose SVG
+  writes it into comments and which XML 1.0 forbids control characters in),
+  :func:`printable_texts` (every text of a figure);
 * JSON: :func:`json_text`.
 
 Each result is valid UTF-8 text (a lone surrogate, legal in a Python ``str``,
@@ -23,7 +26,8 @@ import numbers
 import numpy as np
 
 __all__ = ["python_literal", "python_docstring", "sql_string", "sql_identifier",
-           "sql_comment", "display_text", "display_value", "json_text"]
+           "sql_comment", "display_text", "display_value", "picture_text",
+           "printable_texts", "json_text"]
 
 
 def _plain(value):
@@ -180,6 +184,50 @@ def display_value(value):
         return python_literal(value)
     except ValueError:
         return display_text(repr(value))
+
+
+def picture_text(text):
+    """A text drawn in a picture: :func:`display_text` line by line.
+
+    The line breaks are kept (a picture wraps its labels itself); every other
+    non-printable character becomes an escape, so that no NUL, control
+    character or lone surrogate reaches the SVG matplotlib writes (XML 1.0
+    holds none of them, not even as a character reference, and a browser
+    shows such an SVG as a broken image).
+
+    Examples
+    --------
+    >>> from firecy._escape import picture_text
+    >>> print(picture_text("dose\\x00\\nage\\x1b"))
+    dose\\x00
+    age\\x1b
+    """
+    return "\n".join(display_text(line) for line in str(text).split("\n"))
+
+
+def printable_texts(fig):
+    """Every text of the matplotlib figure ``fig`` made printable
+    (:func:`picture_text`), tick labels included; returns ``fig``.
+
+    A NUL, control character or lone surrogate in a feature name, a category
+    or a label would otherwise reach the SVG (matplotlib writes each text
+    into a comment, or a ``<text>`` element) and make it ill-formed XML,
+    which a browser shows as a broken image; a lone surrogate also stops
+    matplotlib's font layout.
+    """
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter
+
+    for axis in (a for ax in fig.axes for a in (ax.xaxis, ax.yaxis)):
+        # tick labels are re-made from the formatter at every draw
+        formatter = axis.get_major_formatter()
+        if isinstance(formatter, FixedFormatter):
+            formatter.seq = [picture_text(s) for s in formatter.seq]
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if not text.replace("\n", "").isprintable():
+            artist.set_text(picture_text(text))
+    return fig
 
 
 # ---------------------------------------------------------------------------

@@ -366,3 +366,55 @@ def test_fire_on_lightgbm_is_shift_equivariant():
             for shift in (0.0, 1000.0))
     np.testing.assert_array_equal(np.flatnonzero(a.coef_), np.flatnonzero(b.coef_))
     np.testing.assert_allclose(b.predict(X) - 1000.0, a.predict(X), atol=0.01 * y.std())
+
+
+def _huge_thresholds_model():
+    # a feature spanning +-1e301: LightGBM's thresholds on it lie beyond
+    # +-1e300, which dump_model clamps to +-1e300 (predict does not)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (2000, 2))
+    X[:, 0] *= 1e301
+    y = 3.0 * (X[:, 0] < -4e300) + 2.0 * (X[:, 0] > 4e300) + X[:, 1]
+    y = y + 0.1 * rng.standard_normal(2000)
+    model = lgb.LGBMRegressor(n_estimators=20, num_leaves=4, n_jobs=1, verbose=-1,
+                              random_state=0).fit(X, y)
+    return model, X, y
+
+
+def test_thresholds_beyond_1e300_are_read_exactly(tmp_path):
+    import sqlite3
+
+    from firecy import FIRERegressor
+    from firecy.rules import evaluate_parsed, library_reading, parse_rule, rules_python
+    from firecy.rules import rules_sql
+
+    model, X, y = _huge_thresholds_model()
+    booster = model.booster_
+    text = [float(v) for line in booster.model_to_string().splitlines()
+            if line.startswith("threshold=") for v in line[10:].split()]
+    assert max(abs(v) for v in text) > 1e300  # the case: dump_model says 1e300
+    ens = rule_ensemble_from_model(model)
+    check_rule_ensemble(ens, X)
+    # every rule, as held and as printed then parsed back, selects the rows
+    # LightGBM routes to its leaf
+    leaves = booster.predict(X, pred_leaf=True)
+    reading = library_reading(ens)
+    for j in range(ens.n_rules):
+        routed = leaves[:, ens.rule_tree[j]] == ens.leaf_node_ids[j]
+        np.testing.assert_array_equal(ens.rule_mask(j, X), routed)
+        parsed = parse_rule(ens.rule_text(j), ens.feature_names)
+        np.testing.assert_array_equal(evaluate_parsed(parsed, X, **reading), routed)
+    # FIRE's design (one column per leaf) and its exports agree on every row
+    est = FIRERegressor(model, linear_terms=False, max_rules=None, lam=1e-4,
+                        random_state=0).fit(X, y)
+    names = ["a", "b"]
+    namespace = {}
+    exec(rules_python(est, feature_names=names), namespace)
+    exported = [namespace["predict"](dict(zip(names, row))) for row in X.tolist()]
+    np.testing.assert_allclose(exported, est.predict(X), rtol=1e-12, atol=1e-12)
+    con = sqlite3.connect(":memory:")
+    con.execute('CREATE TABLE data ("a" REAL, "b" REAL)')
+    con.executemany("INSERT INTO data VALUES (?, ?)", X.tolist())
+    sql = rules_sql(est, feature_names=names, table="data", alias="p")
+    got = [r[0] for r in con.execute(f"SELECT {sql} FROM data ORDER BY rowid")]
+    np.testing.assert_allclose(got, est.predict(X), rtol=1e-12, atol=1e-12)

@@ -22,6 +22,11 @@ i-th list, whichever feature it is; the features are matched to the lists
 when LightGBM treats exactly that many features as categorical (the usual
 case), and the conditions on them then hold labels.
 
+``dump_model`` clamps every threshold to [-1e300, 1e300] (LightGBM's
+``AvoidInf``) while ``predict`` compares with the threshold itself: a
+threshold the dump gives as +-1e300 is read from the model text
+(``model_to_string``, 17 significant digits), which holds it exactly.
+
 Internal nodes are numbered by ``split_index`` and leaves by ``leaf_index``
 (what ``pred_leaf`` returns; a single-leaf tree has no ``leaf_index`` and
 returns 0).  Leaf values include the shrinkage.
@@ -44,7 +49,9 @@ where every tree carries the mean alike.
 """
 from __future__ import annotations
 
+import functools
 import json
+import math
 import warnings
 
 import numpy as np
@@ -59,7 +66,11 @@ from firecy.ensembles._tree import Adapter, Block, SplitRule, TreeStructure, rou
 _LEAF_CALL_COST = 70_000
 
 
-def _tree_structure(root: dict, split_rule) -> tuple[TreeStructure, np.ndarray]:
+def _tree_structure(root: dict, split_rule, exact_thresholds=None
+                    ) -> tuple[TreeStructure, np.ndarray]:
+    """The tree ``root`` of the dump; ``exact_thresholds()``: this tree's
+    thresholds by split index, read from the model text, called only for a
+    threshold the dump clamped (module docstring)."""
     internal, leaves = [], []
     # Iterative walk: LightGBM trees can be deep (num_leaves up to 131072).
     stack = [root]
@@ -102,6 +113,8 @@ def _tree_structure(root: dict, split_rule) -> tuple[TreeStructure, np.ndarray]:
         if nd["decision_type"] != "<=":
             raise ValueError(f"unknown LightGBM decision_type {nd['decision_type']!r}")
         thr = float(nd["threshold"])
+        if abs(thr) >= _DUMP_CLAMP:
+            thr = _unclamped(thr, exact_thresholds, i)
         missing_type = str(nd.get("missing_type", "None"))
         default_left = bool(nd.get("default_left", True))
         threshold[i] = thr
@@ -128,6 +141,40 @@ def _tree_structure(root: dict, split_rule) -> tuple[TreeStructure, np.ndarray]:
     struct = TreeStructure(left, right, feature, threshold, missing_left, split_rule,
                            leaf_id=leaf_id, zero_as_missing=zero_as_missing, special=special)
     return struct, values
+
+
+# dump_model writes every threshold beyond +-1e300 as +-1e300 (AvoidInf)
+_DUMP_CLAMP = 1e300
+
+
+def _unclamped(thr, exact_thresholds, i):
+    """The exact threshold of split ``i`` whose dump value ``thr`` is clamped."""
+    exact = exact_thresholds() if exact_thresholds is not None else None
+    if exact is None or i >= len(exact):
+        raise ValueError("unexpected LightGBM model text: a threshold missing")
+    value = float(exact[i])
+    # the model text's value must be the one the dump clamped
+    if not (abs(value) >= _DUMP_CLAMP and math.copysign(1.0, value) == math.copysign(1.0, thr)):
+        raise ValueError(f"unexpected LightGBM model text: threshold {value!r} where "
+                         f"the dump has {thr!r}")
+    return value
+
+
+def _model_text_thresholds(booster, n_iter):
+    """``[thresholds of tree t by split index]`` from ``model_to_string``
+    (the ``threshold=`` line of each ``Tree=`` block)."""
+    thresholds, tree = [], None
+    for line in booster.model_to_string(num_iteration=n_iter).splitlines():
+        if line.startswith("Tree="):
+            tree = int(line[5:])
+            if tree != len(thresholds):
+                raise ValueError("unexpected LightGBM model text: trees out of order")
+            thresholds.append(None)
+        elif line.startswith("threshold=") and tree is not None:
+            thresholds[tree] = [float(v) for v in line[10:].split()]
+        elif line == "end of trees":
+            break
+    return thresholds
 
 
 def _categorical_conditions(nd, labels):
@@ -295,9 +342,13 @@ class LightGBMAdapter(Adapter):
         self._base = np.zeros(K)
         objective = str(dump.get("objective", "")).split(" ")[0]
         move = objective in _LOCATION_OBJECTIVES and not self.average
+        # read (once) only when the dump clamped a threshold
+        text_thresholds = functools.cache(lambda: _model_text_thresholds(booster, n_iter))
         for t, info in enumerate(dump["tree_info"]):
             root = info["tree_structure"]
-            struct, values = _tree_structure(root, self.split_rule)
+            struct, values = _tree_structure(
+                root, self.split_rule,
+                lambda t=t: (text_thresholds()[t] if t < len(text_thresholds()) else None))
             if t < K and move and "split_index" in root:
                 # boost-from-average lives in these leaves (module docstring)
                 c = float(root.get("internal_value", 0.0))

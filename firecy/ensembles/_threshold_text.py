@@ -75,11 +75,11 @@ def _grid_neighbours(b):
 def _float32_neighbours(b):
     """(f1, f2): consecutive float32 values with f1 <= b < f2 (as float64;
     -inf / inf beyond float32's range)."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # b beyond float32's range: (max, inf)
         f = np.float32(b)
-    if float(f) > b:
-        f = np.nextafter(f, np.float32(-np.inf))
-    return float(f), float(np.nextafter(f, np.float32(np.inf)))
+        if float(f) > b:
+            f = np.nextafter(f, np.float32(-np.inf))
+        return float(f), float(np.nextafter(f, np.float32(np.inf)))
 
 
 def short_threshold(cond):

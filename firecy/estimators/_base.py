@@ -59,9 +59,9 @@ class FIREEstimatorBase(StabilityMixin, InferenceMixin, RuleFeaturesMixin, Expla
         tags.input_tags.sparse = True
         return tags
 
-    def _validate_predict_data(self, X):
+    def _validate_predict_data(self, X, min_rows=1):
         """``X`` checked against the training columns, as the model reads it."""
-        return validate_predict_data(self, X)
+        return validate_predict_data(self, X, min_rows)
 
     def _raw_prediction(self, X):
         """``baseline(X) + intercept_ + M w``, per output."""

@@ -171,14 +171,21 @@ def model_input(X, model_names, native_categorical):
         return X
     import pandas as pd
 
+    columns = list(model_names)
+    try:
+        columns = pd.Index(columns)
+    except UnicodeEncodeError:
+        # pandas' Arrow strings hold UTF-8 only: a name with a lone surrogate
+        columns = pd.Index(columns, dtype=object)
     if sp.issparse(X):
-        return pd.DataFrame.sparse.from_spmatrix(X, columns=model_names)
-    return pd.DataFrame(X, columns=model_names)
+        return pd.DataFrame.sparse.from_spmatrix(X, columns=columns)
+    return pd.DataFrame(X, columns=columns)
 
 
-def validate_predict_data(est, X):
+def validate_predict_data(est, X, min_rows=1):
     """``X`` for a fitted estimator's ``predict``: checked against the
-    training columns, in the form its model reads."""
+    training columns, in the form its model reads (with at least
+    ``min_rows`` rows)."""
     check_is_fitted(est)
     check_not_library_matrix(X)
     if est._native_categorical:
@@ -189,6 +196,6 @@ def validate_predict_data(est, X):
         validate_data(est, X, reset=False, skip_check_array=True)
         return X
     X = validate_data(est, X, reset=False, ensure_all_finite="allow-nan",
-                      accept_sparse=_SPARSE_FORMATS)
+                      accept_sparse=_SPARSE_FORMATS, ensure_min_samples=min_rows)
     _check_nan(X, est.estimator_)
     return model_input(X, est._model_names, False)

@@ -312,6 +312,7 @@ class ExplainMixin:
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            An ``X`` of zero rows gives an empty table (with the columns).
         fired_only : bool, default=False
             Keep only the rules each row satisfies (the others contribute 0;
             the sums are unchanged).
@@ -393,12 +394,16 @@ class ExplainMixin:
         if is_dask(X):
             raise TypeError("explain takes in-memory rows (an array, a DataFrame or a "
                             "sparse matrix): compute the Dask collection's rows first")
-        Xm = self._validate_predict_data(X)
+        Xm = self._validate_predict_data(X, min_rows=0)
         names = feature_names_for(self, feature_names)
+        classifier = getattr(self, "classes_", None) is not None
+        if Xm.shape[0] == 0:
+            # nothing to explain (and the tree libraries refuse zero rows)
+            return _as_table([], classifier, as_frame)
         terms = model_terms(self, Xm)
         texts = term_texts(self, terms, X=Xm, precision=precision, names=names)
         records = _records(self, Xm, terms, texts, fired_only, names)
-        return _as_table(records, getattr(self, "classes_", None) is not None, as_frame)
+        return _as_table(records, classifier, as_frame)
 
     def explain_global(self, name=None):
         """The kept rules as an InterpretML global explanation.
@@ -482,12 +487,15 @@ def _as_table(records, classifier, as_frame):
                               "(or pip install 'firecy[pandas]')") from None
         return records
     columns = EXPLAIN_COLUMNS[:1] + (["class"] if classifier else []) + EXPLAIN_COLUMNS[1:]
-    try:
-        return pd.DataFrame(records, columns=columns)
-    except UnicodeEncodeError:
-        # pandas' Arrow strings hold UTF-8 only: a name or label with a lone
-        # surrogate stays a Python str, in an object column
-        frame = pd.DataFrame({c: pd.Series([r.get(c) for r in records], dtype=object)
-                              for c in columns})
-        return frame.astype({"row": np.int64, "fires": bool, "value": np.float64,
-                             "weight": np.float64, "contribution": np.float64})
+    if records:
+        try:
+            return pd.DataFrame(records, columns=columns)
+        except UnicodeEncodeError:
+            # pandas' Arrow strings hold UTF-8 only: a name or label with a lone
+            # surrogate stays a Python str, in an object column
+            pass
+    # (and no row: the numeric columns keep their types)
+    frame = pd.DataFrame({c: pd.Series([r.get(c) for r in records], dtype=object)
+                          for c in columns})
+    return frame.astype({"row": np.int64, "fires": bool, "value": np.float64,
+                         "weight": np.float64, "contribution": np.float64})

@@ -149,7 +149,7 @@ def fit_rule_model(est, data, task, progress=None):
         add_linear_terms(fit, rules, data)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
-    pool = None
+    pool, empty_pool = None, False
     budget = rule_budget(est)
     if getattr(est, "stable", False):
         # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
@@ -160,6 +160,13 @@ def fit_rule_model(est, data, task, progress=None):
         budget = rule_budget(est, kept_pool=keep is not None)
         pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra,
                            keep_rules=keep, size=budget)
+        if not len(pool[1]):
+            # no rule splits the rows of positive weight (a constant y: every
+            # tree is one leaf): nothing to rank, and no rule could take a
+            # weight; fitted as without stable=True (the intercept, and any
+            # linear terms), with no rule's stability
+            pool = None
+            empty_pool = True
     paths, best = select(est, grid, rules, fit, data, task, progress, budget,
                          source=None if pool is None else pool[0])
     if pool is not None:
@@ -169,6 +176,11 @@ def fit_rule_model(est, data, task, progress=None):
         _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:], None if pool is None else pool[0])
+    if empty_pool:
+        est.stable_columns_ = np.zeros(0, dtype=np.intp)
+        est._rule_stability = np.full(len(fit.leaf_values), np.nan)
+        for path in paths:
+            path.stability = np.full(len(path.lambdas), np.nan)
     est.max_rules_ = budget
     # a stable fit that keeps its pool: the budget counts its rules, lines on top
     est._kept_pool = pool is not None and keep is not None

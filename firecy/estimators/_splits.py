@@ -19,7 +19,8 @@ from sklearn.model_selection import (
 
 from firecy._warn import user_stacklevel
 
-__all__ = ["validation_splits", "warn_absent_from_folds", "classes_phrase"]
+__all__ = ["validation_splits", "check_fold_weights", "warn_absent_from_folds",
+           "classes_phrase"]
 
 
 def _label_list(classes, idx):
@@ -106,9 +107,33 @@ def validation_splits(est, n, *, codes=None, classes=None, sample_weight=None):
         A classifier's class index per row, its labels and the weights:
         the folds are stratified, and a warning names the classes some
         folds train without.
+
+    Raises
+    ------
+    ValueError
+        When a fold trains on no row of positive ``sample_weight``.
     """
-    if codes is None:
-        return _plain_splits(est, n)
-    splits = _stratified_splits(est, codes)
-    warn_absent_from_folds(classes, codes, sample_weight, splits)
+    splits = _plain_splits(est, n) if codes is None else _stratified_splits(est, codes)
+    if sample_weight is not None:
+        check_fold_weights(est, splits, sample_weight)
+    if codes is not None:
+        warn_absent_from_folds(classes, codes, sample_weight, splits)
     return splits
+
+
+def check_fold_weights(est, splits, sample_weight):
+    """A ValueError naming ``sample_weight`` when a fold trains on no row of
+    positive weight (too few such rows for the folds): no path can be fitted
+    on that fold's rows."""
+    positive = np.asarray(sample_weight) > 0
+    empty = [k for k, (train, _) in enumerate(splits) if not positive[np.asarray(train)].any()]
+    if not empty:
+        return
+    n_pos = int(positive.sum())
+    folds = ("the validation split" if est.selection == "validation"
+             else f"cv={est.cv!r}" if isinstance(est.cv, numbers.Integral) else "the cv splits")
+    raise ValueError(
+        f"sample_weight is positive on {n_pos} row{'s' * (n_pos != 1)} only, too few for "
+        f"{folds}: the training rows of {len(empty)} of the {len(splits)} fold(s) all have "
+        "zero weight, so no model can be fitted there; give positive weight to more rows, "
+        "use fewer folds, or fix lam to fit without selection")

@@ -5,7 +5,7 @@ import textwrap
 
 import numpy as np
 
-from firecy._escape import display_text, display_value
+from firecy._escape import display_text, display_value, printable_texts
 from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_explanation", "one_row", "label_text"]
@@ -195,4 +195,4 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
                  f"({'rules and linear terms' if has_linear else 'rules'}) = "
                  f"{final:.4g}", fontsize=9, loc="left", parse_math=False)
     ax.grid(True, axis="x", alpha=0.3)
-    return fig
+    return printable_texts(fig)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from firecy._escape import printable_texts
 from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_path"]
@@ -111,7 +112,7 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     _draw_stability(ax, path, n_rules, ok, line.get_color())
     if label is not None:
         ax.legend()
-    return fig
+    return printable_texts(fig)
 
 
 def _draw_stability(ax, path, n_rules, ok, color):

@@ -14,6 +14,7 @@ import textwrap
 import numpy as np
 
 from firecy._display import risk_percent
+from firecy._escape import printable_texts
 from firecy.plotting._common import _require_matplotlib
 
 __all__ = ["plot_risk_card"]
@@ -152,7 +153,7 @@ def plot_risk_card(card, *, wrap=44, per_row=10, figsize=None, figure=None):
     legend = ax_r.legend(loc="upper left", fontsize=8)
     if sx >= 1.0 and sy >= 1.0:
         _score_labels(ax_r, t, legend)
-    return fig
+    return printable_texts(fig)
 
 
 def _score_labels(ax, t, legend):

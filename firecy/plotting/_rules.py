@@ -5,6 +5,7 @@ import textwrap
 
 import numpy as np
 
+from firecy._escape import display_text, printable_texts
 from firecy.plotting._common import _require_matplotlib
 from firecy.rules import ALL_ROWS, format_conditions
 from firecy.rules._inputs import (
@@ -86,7 +87,8 @@ def _node_label(cond, names, wrap):
     if cond is None:
         return "?"
     text = format_conditions([cond], names, simplify=False)
-    name = names[cond.feature] if names is not None else f"x{cond.feature}"
+    # the name as format_conditions prints it (escaped), never raw
+    name = display_text(names[cond.feature]) if names is not None else f"x{cond.feature}"
     rest = text[len(name):].strip() if text.startswith(name) else text
     name = "\n".join(textwrap.wrap(name, wrap)) or name
     return f"{name}\n{rest}"
@@ -262,7 +264,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     if not kept.size and not linear:
         ax.text(0.5, 0.5, "no rules kept", ha="center", va="center",
                 transform=ax.transAxes)
-    return fig
+    return printable_texts(fig)
 
 
 def _draw_linear(ax, rows, n_rules, y_off, fontsize, wrap):

@@ -17,7 +17,7 @@ import math
 import numbers
 import warnings
 
-from firecy._escape import display_text
+from firecy._escape import display_text, printable_texts
 
 __all__ = ["Html", "text", "number", "cell", "table", "figure", "page", "section", "pre",
            "pair", "details"]
@@ -83,6 +83,7 @@ def figure(fig, caption, *, narrow=False):
     (``narrow``: shown at most half the page wide)."""
     import matplotlib
 
+    printable_texts(fig)   # well-formed SVG whatever the strings (the report's own too)
     buf = io.BytesIO()
     with warnings.catch_warnings(), matplotlib.rc_context({"svg.fonttype": "path",
                                                            "svg.hashsalt": "firecy"}):

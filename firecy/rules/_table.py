@@ -17,6 +17,7 @@ from firecy.rules._inputs import (
     model_tree_of,
     unpack,
 )
+from firecy._escape import display_text
 from firecy.ensembles._simplify import simplify_conditions
 from firecy.rules._linear import linear_rows
 from firecy.rules._text import format_conditions
@@ -235,7 +236,15 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     columns = (["class"] if multi or labels is not None else []) + _COLUMNS
     if stability is not None:
         columns.insert(columns.index("support") + 1, "stability")
-    frame = _rule_table_type(pd)(rows, columns=columns)
+    table = _rule_table_type(pd)
+    try:
+        frame = table(rows, columns=columns)
+    except UnicodeEncodeError:
+        # pandas' Arrow strings hold UTF-8 only: a class label with a lone
+        # surrogate stays a Python str, in an object column
+        frame = table([{**r, "class": None} for r in rows], columns=columns)
+        frame["class"] = pd.Series([r["class"] for r in rows], dtype=object,
+                                   index=frame.index)
     # a linear term has no tree: a nullable integer column, not -1 or a float
     frame["tree"] = frame["tree"].astype("Int64")
     return frame
@@ -271,7 +280,9 @@ def _rule_table_type(pd):
                                    "display.max_columns", None, "display.max_rows", 200,
                                    "display.precision", 4):
                 width = int(view["rule"].map(len).max())
-                text = view.to_string(formatters={"rule": lambda r: f"{r:<{width}}"})
+                # a label printed escaped: one line, valid UTF-8 (a lone surrogate)
+                text = view.to_string(formatters={"rule": lambda r: f"{r:<{width}}",
+                                                  "class": display_text})
             rest = [c for c in self.columns if c not in shown]
             what = f"{len(self)} rules"
             if "kind" in self.columns and (self["kind"] == "linear").any():
