@@ -80,7 +80,8 @@ def test_plot_path():
     ax = fig.axes[0]
     line = ax.lines[0]
     assert list(line.get_xdata()) == [0, 2, 5, 9, 14]  # inf left out
-    assert ax.get_xlabel() == "number of rules"
+    # a bare path: what its counts count is not known
+    assert ax.get_xlabel() == "number of terms"
     assert ax.get_ylabel() == "validation error"
     plot_path({"n_rules": [0, 3], "validation_error": [9.0, 7.0]}, ax=ax, budget=14,
               label="L1")
