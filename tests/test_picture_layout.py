@@ -46,10 +46,20 @@ def _recording():
         mtext.Text.draw = draw
 
 
-def layout_problems(fig):
-    """The texts of ``fig`` that overlap another or leave the figure."""
+def layout_problems(fig, dpis=(72, 100, 150)):
+    """The texts of ``fig`` that overlap another or leave the figure, drawn at
+    each of ``dpis`` (text widths change with the dpi: Agg hints the glyphs)."""
     if type(fig.canvas).__name__ == "FigureCanvasBase":
         FigureCanvasAgg(fig)
+    out, own_dpi = [], fig.dpi
+    for dpi in dpis:
+        fig.set_dpi(dpi)
+        out += [f"at {dpi} dpi: {p}" for p in _problems_at(fig)]
+    fig.set_dpi(own_dpi)
+    return out
+
+
+def _problems_at(fig):
     with _recording() as drawn:
         fig.canvas.draw()
     assert drawn, "nothing drawn"
@@ -104,11 +114,13 @@ def _fit(name):
         return FIREClassifier(_forest("classifier"), **small).fit(X, y), X
     if name == "wine, three classes":
         X, y = datasets.load_wine(return_X_y=True, as_frame=True)
-        return FIREClassifier(_forest("classifier"), max_rules=8, **small).fit(X, y), X
-    if name == "linnerud":
+        # with linear terms this fit keeps no rule: rules only, three classes of trees
+        return FIREClassifier(_forest("classifier"), linear_terms=False,
+                              **small).fit(X, y), X
+    if name == "linnerud":      # 20 rows: the budget, not cross-validation
         X, Y = datasets.load_linnerud(return_X_y=True, as_frame=True)
-        return FIRERegressor(_forest("regressor"), cv=2, n_lambdas=8,
-                             random_state=0).fit(X, Y.iloc[:, 0]), X
+        return FIRERegressor(_forest("regressor"), max_rules=6, selection="budget",
+                             n_lambdas=12, random_state=0).fit(X, Y.iloc[:, 0]), X
     if name == "friedman1, long names":
         X, y = _friedman_long_names()
         return FIRERegressor(_forest("regressor"), **small).fit(X, y), X
@@ -164,7 +176,7 @@ def test_the_checker_sees_an_overlap_and_a_clipped_text():
     ax.text(0.5, 0.5, "one label", ha="center")
     ax.text(0.5, 0.5, "another", ha="center")
     ax.text(0.95, 0.1, "far beyond the right edge of the figure")
-    found = layout_problems(fig)
-    assert "'one label' overlaps 'another'" in found
-    assert "'far beyond the right edge of the figure' leaves the figure" in found
+    found = layout_problems(fig, dpis=(100,))
+    assert "at 100 dpi: 'one label' overlaps 'another'" in found
+    assert "at 100 dpi: 'far beyond the right edge of the figure' leaves the figure" in found
     assert len(found) == 2

@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 
 from firecy._escape import display_text, display_value
-from firecy.plotting._common import _require_matplotlib
+from firecy.plotting._common import _require_matplotlib, _text_size, wrap_name
 
 __all__ = ["plot_explanation", "one_row", "label_text"]
 
@@ -40,8 +40,18 @@ def label_text(text, wrap, max_chars):
     text = display_text(text)
     if len(text) > max_chars:
         text = text[:max(max_chars - 1, 1)].rstrip() + "\u2026"
-    lines = textwrap.wrap(text, max(wrap, 1), break_on_hyphens=False) or [text]
-    return "\n".join(lines)
+    wrap = max(int(wrap), 1)
+    # at spaces; a word longer than a line (a long feature name) after one of
+    # its "_ / - ." (wrap_name), never inside a number at a space's place
+    lines = textwrap.wrap(text, wrap, break_long_words=False, break_on_hyphens=False) \
+        or [text]
+    return "\n".join(wrap_name(line, wrap) if len(line) > wrap else line for line in lines)
+
+
+def _label_heights(Figure, labels):
+    """The heights in inches of the bars' labels (8 points), as drawn."""
+    probe = Figure()
+    return [_text_size(probe.text(0, 0, s, fontsize=8, parse_math=False))[1] for s in labels]
 
 
 def _linear_centres(estimator):
@@ -121,8 +131,8 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     wrap : int, default=48
         Characters per line of a term's label.
     max_chars : int, default=160
-        A longer term text (or list of the row's values) is cut there, with
-        an ellipsis.
+        A longer term text is cut there (the list of the row's values at
+        twice that), with an ellipsis.
     precision : int, optional
         Round the thresholds in the labels to this many significant digits.
     feature_names : sequence of str, optional
@@ -175,7 +185,7 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     scale = raw_scale_name(estimator, label)
 
     labels = ["intercept + baseline"] + [
-        label_text(t, wrap, max_chars) + ("\n" + label_text(v, wrap, max_chars) if v else "")
+        label_text(t, wrap, max_chars) + ("\n" + label_text(v, wrap, 2 * max_chars) if v else "")
         for t, v in texts[:shown]]
     has_linear = any(r["kind"] == "linear" for r in records)
     if rest.size:
@@ -184,10 +194,11 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     n_bars = len(labels)
     if figsize is None:
         # bars one apart: neighbouring labels (centred on their bars) must
-        # not meet, so a bar's height is the largest mean of two neighbours'
-        lines = [s.count("\n") + 1 for s in labels]
-        pitch = max((a + b) / 2 for a, b in zip(lines[:-1], lines[1:]))
-        figsize = (9.0, max(2.4, n_bars * (0.14 * pitch + 0.12) + 1.1))
+        # not meet, so a bar's pitch is the largest mean of two neighbours'
+        # heights (measured as drawn)
+        heights = _label_heights(Figure, labels)
+        pitch = max((a + b) / 2 for a, b in zip(heights[:-1], heights[1:])) + 0.15
+        figsize = (9.0, max(2.4, n_bars * max(pitch, 0.3) + 1.1))
     own_figure = ax is None
     if ax is not None:
         fig = ax.figure

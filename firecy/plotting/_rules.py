@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from firecy._escape import display_value
 from firecy.plotting._common import _renderer, _require_matplotlib, _text_size, wrap_name
 from firecy.plotting._rules_linear import LINEAR_GID, LinearSection, linear_panels  # noqa: F401
 from firecy.rules import ALL_ROWS, format_conditions
 from firecy.rules._inputs import (
     block_label,
     check_coef,
+    column_class,
     feature_names_of,
     is_estimator,
     leaf_support,
     model_tree_of,
+    n_outputs,
     tree_of,
     unpack,
 )
@@ -200,7 +203,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
             drawn.leaf(p.tree, j, label, fc, dark=vmax > 0 and abs(c) > 0.6 * vmax)
         for a, b, is_left in p.edges():
             drawn.edge(p.tree, a, b, "yes" if is_left else "no")
-        drawn.tree_label(p.tree, block_label(ensemble, p.tree))
+        drawn.tree_label(p.tree, _tree_name(ensemble, source, p))
 
     if title is True:
         title = _default_title(ensemble, coef, kept, linear)
@@ -247,6 +250,17 @@ _MARGIN = 0.1     # inches around the picture
 _GAP = 0.12       # inches between neighbouring boxes
 _ROW_GAP = 0.25   # inches between rows of trees and sections
 _EDGE_PAD = 0.05  # inches above and below an edge's yes/no label
+
+
+def _tree_name(ensemble, source, part):
+    """"tree t", and the class its leaves score for a multi-class ensemble."""
+    name = block_label(ensemble, part.tree)
+    if n_outputs(ensemble) < 2:
+        return name
+    k = int(column_class(ensemble, [part.leaves[0]])[0])
+    classes = getattr(source, "classes_", None)
+    label = classes[k] if classes is not None and len(classes) == n_outputs(ensemble) else k
+    return f"{name}\nclass {display_value(label.item() if hasattr(label, 'item') else label)}"
 
 
 def _default_title(ensemble, coef, kept, linear):
