@@ -65,7 +65,7 @@ def _linear_centres(estimator):
 
 def _value(v):
     if isinstance(v, (float, np.floating)):
-        return "missing" if np.isnan(v) else f"{float(v):.4g}"
+        return "missing" if np.isnan(v) else f"{float(v):.6g}"
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return str(int(v))
     return display_value(v)
@@ -79,7 +79,7 @@ def _values_text(record, centres):
     for name, v in values.items():
         part = f"{display_text(str(name))} = {_value(v)}"
         if record["kind"] == "linear" and str(name) in centres:
-            part += f", centre {centres[str(name)]:.4g}"
+            part += f", centre {centres[str(name)]:.6g}"
         parts.append(part)
     return f"(row: {'; '.join(parts)})" if parts else ""
 

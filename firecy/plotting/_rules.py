@@ -104,6 +104,17 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     the sign and size of their contribution (red adds, blue subtracts).  This
     is the picture of Figure 10 of the FIRE paper.
 
+    An estimator's kept linear terms (``linear_terms=True``) are drawn below
+    the trees, each as its fitted line over its clip range in the data's
+    units: x from the lower to the upper clip of the feature, y the term's
+    contribution ``slope * (x - centre)``, on one vertical scale for all the
+    terms that reaches the largest rule's contribution (dotted lines), so
+    that a term's size reads against the rules'.
+
+    Drawn on a figure of its own, the picture is sized from its measured
+    text (at 72 to 150 dpi): no box overlaps another, a yes/no label sits in
+    the free space between two boxes, and no text leaves the figure.
+
     Parameters
     ----------
     ensemble : RuleEnsemble or fitted FIRE estimator
@@ -111,13 +122,16 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         Rule weights (the estimator's ``coef_`` by default).
     feature_names : sequence of str, optional
     ax : matplotlib Axes, optional
-        Draw here; a new figure sized to the trees otherwise.
+        Draw here (one data unit is then one inch of the layout: give an
+        ``ax`` that large, or the texts may meet); a new figure sized to the
+        picture otherwise.
     X, sample_weight : optional
         Data on which to print each rule's support under its contribution.
     max_width : int, default=12
         Leaves per row of trees before the trees wrap onto a new row.
     wrap : int, default=18
-        Wrap feature names longer than this many characters.
+        Wrap feature names longer than this many characters (at spaces or
+        after "_ / - .").
     fontsize : float, default=8
     title : bool or str, default=True
         A title with the numbers of rules, trees and antecedents (or the
@@ -127,11 +141,12 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     -------
     matplotlib.figure.Figure
         Split-node texts carry the gid ``"firecy-node"``, leaf texts
-        ``"firecy-leaf"``. An estimator's kept linear terms
-        (``linear_terms=True``) are drawn below the trees as lines, rising
-        or falling with the slope's sign, labelled (gid ``"firecy-linear"``)
-        with their rank after the rules' in
-        :func:`firecy.rules.rules_report`, slope per unit and clip range.
+        ``"firecy-leaf"``. A linear term is an inset axes (in the main
+        axes' ``child_axes``, gid ``"firecy-linear-<t>"``, ``t`` its index
+        in ``linear_terms_``) whose line has the gid ``"firecy-linear"``,
+        titled (gid ``"firecy-linear"``) with its rank after the rules' in
+        :func:`firecy.rules.rules_report` and its slope per unit, the
+        feature's name under its x axis.
 
     Examples
     --------

@@ -40,7 +40,8 @@ def linear_panels(est, names, n_columns):
     out = []
     for k, row in linear_rows(est, names, n_columns, labels=labels, multi=n_out > 1):
         t = (int(row["column"]) - n_columns) // n_out
-        out.append({"name": names[int(terms.features[t])], "slope": float(row["weight"]),
+        out.append({"term": t, "name": names[int(terms.features[t])],
+                    "slope": float(row["weight"]),
                     "lower": float(terms.lower[t]), "upper": float(terms.upper[t]),
                     "center": float(terms.center[t]), "class": row.get("class"),
                     "multi": n_out > 1})
@@ -145,6 +146,8 @@ class LinearSection:
         return y + n_lines * cell_h + (n_lines - 1) * _GAP
 
     def _draw_panel(self, inset, p, i, first_col):
+        # by the term's index in linear_terms_ (a name is data: not in an SVG id)
+        inset.set_gid(f"{LINEAR_GID}-{p['term']}")
         x = np.array([p["lower"], p["upper"]])
         inset.plot(x, p["slope"] * (x - p["center"]), lw=2.2,
                    color=_ADDS if p["slope"] > 0 else _SUBTRACTS, gid=LINEAR_GID)

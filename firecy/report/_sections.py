@@ -69,14 +69,15 @@ def pictures_section(est, X, names):
     from firecy.plotting import plot_path, plot_rules
 
     fig_rules = plot_rules(est, feature_names=names, X=X)
-    fig_path = plot_path(est.path_, budget=est.max_rules_, label="FIRE",
+    fig_path = plot_path(est, budget=est.max_rules_, label="FIRE",
                          selected=_selected_index(est))
     fig_path.axes[0].set_title("validation error along the regularisation path")
     return section("pictures", "Pictures",
                    figure(fig_rules, "The kept rules as the partial trees they come from "
                                      "(#: rank in the rules table; the leaf's contribution)."),
-                   figure(fig_path, "Validation error against the number of rules along "
-                                    "the path; the star marks the selected point."))
+                   figure(fig_path, f"Validation error against the "
+                                    f"{fig_path.axes[0].get_xlabel()} along the path; the "
+                                    f"star marks the selected point."))
 
 
 def comparison_section(est, ev, rows=None, note=None):
@@ -193,7 +194,8 @@ def _row_block(est, X, i, label_of, target, names):
     return Html(f"<h3>Row {i} {text(label_of)}</h3>\n<p>{text(facts)}</p>\n{body}\n"
                 + figure(plot_explanation(est, row, label=label, feature_names=names),
                          f"Row {i}: from the intercept plus baseline to the prediction, one "
-                         f"bar per rule that holds."))
+                         f"bar per term with a nonzero contribution (a rule that holds on the "
+                         f"row, or a linear term), under each the row's values it reads."))
 
 
 def rows_section(est, X, y, which, rows=None, n_rows=3, names=None):
