@@ -96,6 +96,7 @@ def _friedman_long_names():
 
     X, y = make_friedman1(n_samples=300, n_features=6, noise=0.5, random_state=0)
     names = [f"measurement_{i}_of_the_instrument_in_the_north_building_(mV)" for i in range(6)]
+    names[3] = "price in $US of $x$ (a mathtext-looking name)"
     return pd.DataFrame(X, columns=names), y
 
 
@@ -180,3 +181,14 @@ def test_the_checker_sees_an_overlap_and_a_clipped_text():
     assert "at 100 dpi: 'one label' overlaps 'another'" in found
     assert "at 100 dpi: 'far beyond the right edge of the figure' leaves the figure" in found
     assert len(found) == 2
+
+
+def test_a_stable_paths_picture_is_readable():
+    """The stability axis beside the error (a stable fit's path), two paths on one axes."""
+    path = {"n_rules": np.array([0, 2, 4, 7, 10, 14]),
+            "validation_error": np.array([9.0, 6.0, 4.5, 4.0, 3.9, 3.95]),
+            "stability": np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.55]), "selected": 4}
+    fig = plot_path(path, budget=14, label="FIRE, stable", linear_terms=True)
+    plot_path({"n_rules": [0, 3, 9], "validation_error": [9.5, 7.0, 5.0]}, ax=fig.axes[0],
+              label="L1 selection")
+    _check(fig)

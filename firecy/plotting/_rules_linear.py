@@ -58,7 +58,10 @@ class LinearSection:
         reach = max(abs(p["slope"]) * max(p["upper"] - p["center"], p["center"] - p["lower"])
                     for p in panels)
         self.ymax = 1.15 * max(reach, rule_max) or 1.0
-        tick = float(f"{0.8 * self.ymax:.2g}")
+        # ticks at the largest rule's contribution (the dotted lines) when
+        # their labels stay apart from 0's, else at a round 80% of the scale
+        tick = float(f"{rule_max:.3g}") if rule_max >= 0.35 * self.ymax \
+            else float(f"{0.8 * self.ymax:.2g}")
         self.yticks = [-tick, 0.0, tick]
         small = fontsize - 1
         self.titles, self.xlabels, self.xticks = [], [], []
