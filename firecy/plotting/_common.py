@@ -20,12 +20,7 @@ _MEASURE_DPI = (72, 100, 150)
 _RENDERERS = {}
 
 
-def _renderer(fig):
-    """What ``_text_size`` is given (the figure's own renderer is not needed)."""
-    return None
-
-
-def _text_size(artist, renderer=None):
+def _text_size(artist):
     """Width and height in inches of a Text, its box (``bbox=``) included: the
     largest at the dpi values of ``_MEASURE_DPI``."""
     from matplotlib.backends.backend_agg import RendererAgg

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from firecy._escape import display_value
-from firecy.plotting._common import _renderer, _require_matplotlib, _text_size, wrap_name
+from firecy.plotting._common import _require_matplotlib, _text_size, wrap_name
 from firecy.plotting._rules_linear import LINEAR_GID, LinearSection, linear_panels  # noqa: F401
 from firecy.rules import ALL_ROWS, format_conditions
 from firecy.rules._inputs import (
@@ -199,7 +199,6 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     else:
         fig = ax.figure
     ax.set_axis_off()
-    renderer = _renderer(fig)
 
     vmax = float(np.max(np.abs(contrib[kept]))) if kept.size else 0.0
     cmap = mpl.colormaps["RdBu_r"]
@@ -227,11 +226,11 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         title_art = ax.set_title(str(title), fontsize=fontsize + 2, parse_math=False,
                                  pad=0, va="center", y=1.0)
 
-    grid = drawn.measure(renderer)
+    grid = drawn.measure()
     rows = _pack(parts, max_width)
     rows_w = max([_row_width(r, grid) for r in rows] or [0.0])
-    title_w, title_h = _text_size(title_art, renderer) if title_art is not None else (0, 0)
-    section = LinearSection(ax, renderer, linear, kept.size, vmax, fontsize, wrap) \
+    title_w, title_h = _text_size(title_art) if title_art is not None else (0, 0)
+    section = LinearSection(ax, linear, kept.size, vmax, fontsize, wrap) \
         if linear else None
     content_w = max(rows_w, title_w, 2.0)
     if section is not None:
@@ -323,15 +322,15 @@ class _TreeTexts:
                                          fontsize=self.fontsize, color="0.25",
                                          parse_math=False)
 
-    def measure(self, renderer):
+    def measure(self):
         """The grid the trees are drawn on, in inches, from the texts' sizes."""
-        size = {k: _text_size(t, renderer) for k, t in self.boxes.items()}
+        size = {k: _text_size(t) for k, t in self.boxes.items()}
         box_w = max([w for w, _ in size.values()] or [0.5])
         box_h = max([h for _, h in size.values()] or [0.3])
-        edge = [_text_size(t, renderer) for es in self.edges.values() for _, _, t in es]
+        edge = [_text_size(t) for es in self.edges.values() for _, _, t in es]
         edge_w = max([w for w, _ in edge] or [0.0])
         edge_h = max([h for _, h in edge] or [0.0])
-        label = {t: _text_size(a, renderer) for t, a in self.labels.items()}
+        label = {t: _text_size(a) for t, a in self.labels.items()}
         # two yes/no labels under one node sit half a column apart at least
         col_w = max(box_w + _GAP, 2 * edge_w + 2 * _GAP)
         return dict(texts=self, size=size, col_w=col_w, box_h=box_h,

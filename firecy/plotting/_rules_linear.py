@@ -52,8 +52,8 @@ class LinearSection:
     """The panels of the linear terms below the trees: made first, measured,
     then placed (``fit_width``, then ``place``)."""
 
-    def __init__(self, ax, renderer, panels, n_rules, rule_max, fontsize, wrap):
-        self.ax, self.renderer, self.panels = ax, renderer, panels
+    def __init__(self, ax, panels, n_rules, rule_max, fontsize, wrap):
+        self.ax, self.panels = ax, panels
         self.n_rules, self.rule_max, self.fontsize, self.wrap = n_rules, rule_max, fontsize, wrap
         reach = max(abs(p["slope"]) * max(p["upper"] - p["center"], p["center"] - p["lower"])
                     for p in panels)
@@ -81,18 +81,18 @@ class LinearSection:
                               fontsize=small)
         probe = [ax.text(0, 0, f"{v:.3g}", fontsize=small) for v in self.yticks]
         probe += [ax.text(0, 0, s, fontsize=small) for pair in self.xticks for s in pair]
-        sizes = [_text_size(t, renderer) for t in probe]
+        sizes = [_text_size(t) for t in probe]
         for t in probe:
             t.remove()
         tick_room = (_TICK_LEN + _TICK_PAD) / 72
         self.ytick_w = max(w for w, _ in sizes[:3]) + tick_room
         self.xtick_h = max(h for _, h in sizes) + tick_room
         pair_w = max(sizes[3 + 2 * i][0] + sizes[4 + 2 * i][0] for i in range(len(panels)))
-        self.title_h = max(_text_size(t, renderer)[1] for t in self.titles)
-        self.xlabel_h = max(_text_size(t, renderer)[1] for t in self.xlabels)
+        self.title_h = max(_text_size(t)[1] for t in self.titles)
+        self.xlabel_h = max(_text_size(t)[1] for t in self.xlabels)
         self.panel_w = max([_PANEL_W, pair_w + _GAP]
-                           + [_text_size(t, renderer)[0] for t in self.titles + self.xlabels])
-        self.lead_w = _text_size(self.ylabel, renderer)[0] + self.ytick_w + 0.04
+                           + [_text_size(t)[0] for t in self.titles + self.xlabels])
+        self.lead_w = _text_size(self.ylabel)[0] + self.ytick_w + 0.04
         self.caption = ax.text(0, 0, "", ha="left", va="top", fontsize=fontsize - 0.5,
                                color="0.25", parse_math=False)
         self.n_cols = 1
@@ -116,11 +116,11 @@ class LinearSection:
         text += "."
         # wrap to the section's width, at the caption's own mean character width
         self.caption.set_text(text)
-        w, _ = _text_size(self.caption, self.renderer)
+        w, _ = _text_size(self.caption)
         chars = max(20, int(len(text) * width / max(w, 1e-9)))
         while True:
             self.caption.set_text(textwrap.fill(text, chars))
-            if chars <= 20 or _text_size(self.caption, self.renderer)[0] <= width:
+            if chars <= 20 or _text_size(self.caption)[0] <= width:
                 return self.caption.get_text()
             chars -= 2
 
@@ -130,7 +130,7 @@ class LinearSection:
         ax = self.ax
         self.caption.set_text(self._caption_text(width))
         self.caption.set_position((x0, -top))
-        y = top + _text_size(self.caption, self.renderer)[1] + _GAP
+        y = top + _text_size(self.caption)[1] + _GAP
         cell_h = self.title_h + 0.04 + _PANEL_H + self.xtick_h + 0.02 + self.xlabel_h
         for i, p in enumerate(self.panels):
             col, line = i % self.n_cols, i // self.n_cols
