@@ -5,6 +5,7 @@ data sets; every Text matplotlib draws (its box included) is recorded with
 the extent it was drawn at, then compared pairwise (``Bbox.overlaps``) and
 with the figure's box.
 """
+import functools
 from contextlib import contextmanager
 
 import numpy as np
@@ -101,6 +102,7 @@ def _friedman_long_names():
     return pd.DataFrame(X, columns=names), y
 
 
+@functools.lru_cache(maxsize=None)
 def _fit(name):
     from sklearn import datasets
 
@@ -166,6 +168,19 @@ def test_explanation_picture_is_readable(fitted):
     name, fire, X = fitted
     row = X.iloc[0] if hasattr(X, "iloc") else X[0]
     _check(plot_explanation(fire, row))
+
+
+@pytest.mark.parametrize("size", [(13, 6), (7, 4)])
+@pytest.mark.parametrize("name", ["diabetes, linear terms", "wine, three classes"])
+def test_rules_picture_fits_a_given_axes(name, size):
+    """On a user's axes (the gallery's 13 x 6 inches, or a small one) the fonts
+    shrink until the picture fits."""
+    from matplotlib.figure import Figure
+
+    fire, X = _fit(name)
+    fig = Figure(figsize=size, layout="constrained")
+    assert plot_rules(fire, X=X, ax=fig.add_subplot()) is fig
+    _check(fig)
 
 
 def test_the_checker_sees_an_overlap_and_a_clipped_text():

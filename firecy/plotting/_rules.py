@@ -122,9 +122,9 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         Rule weights (the estimator's ``coef_`` by default).
     feature_names : sequence of str, optional
     ax : matplotlib Axes, optional
-        Draw here (one data unit is then one inch of the layout: give an
-        ``ax`` that large, or the texts may meet); a new figure sized to the
-        picture otherwise.
+        Draw here, with smaller fonts (down to 4 points) if the picture at
+        ``fontsize`` does not fit in it; a new figure sized to the picture
+        otherwise.
     X, sample_weight : optional
         Data on which to print each rule's support under its contribution.
     max_width : int, default=12
@@ -171,6 +171,33 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     ['#1\\n+5.5', '#2\\n+3.5']
     """
     Figure = _require_matplotlib()
+    args = (ensemble, coef, feature_names, X, sample_weight, max_width, wrap, title)
+    if ax is None:
+        fig = Figure(figsize=(4.0, 3.0))
+        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+        width, height = _draw(ax, fontsize, *args)
+        # one data unit is one inch: the figure is sized to the measured text
+        fig.set_size_inches(width, height)
+        return fig
+    # a given axes: smaller fonts until the picture fits in it (the layout is
+    # then stretched to the axes, which only widens the gaps)
+    fig = ax.figure
+    for _ in range(4):
+        width, height = _draw(ax, fontsize, *args)
+        box = ax.get_position().size * fig.get_size_inches() * 0.97
+        ratio = min(box[0] / width, box[1] / height)
+        if ratio >= 1.0 or fontsize <= 4.0:
+            break
+        for child in list(ax.child_axes):
+            child.remove()
+        ax.cla()
+        fontsize = max(4.0, fontsize * max(ratio, 0.6))
+    return fig
+
+
+def _draw(ax, fontsize, ensemble, coef, feature_names, X, sample_weight, max_width, wrap,
+          title):
+    """The picture on ``ax`` in inches (x right, y down from 0); returns its size."""
     import matplotlib as mpl
 
     source = ensemble if is_estimator(ensemble) and coef is None else None
@@ -192,12 +219,6 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         trees.setdefault(t, []).append(j)
     parts = [_PartialTree(ensemble, t, cols) for t, cols in sorted(trees.items())]
 
-    own_figure = ax is None
-    if own_figure:
-        fig = Figure(figsize=(4.0, 3.0))
-        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-    else:
-        fig = ax.figure
     ax.set_axis_off()
 
     vmax = float(np.max(np.abs(contrib[kept]))) if kept.size else 0.0
@@ -254,10 +275,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         title_art.set_y(1.0 - (_MARGIN + title_h / 2) / height)
     ax.set_xlim(0.0, width)
     ax.set_ylim(-height, 0.0)
-    if own_figure:
-        # one data unit is one inch: the figure is sized to the measured text
-        fig.set_size_inches(width, height)
-    return fig
+    return width, height
 
 
 _MARGIN = 0.1     # inches around the picture
