@@ -177,9 +177,18 @@ def test_rules_picture_fits_a_given_axes(name, size):
     shrink until the picture fits."""
     from matplotlib.figure import Figure
 
+    from firecy.plotting import LEAF_GID, NODE_GID
+    from firecy.rules import count_antecedents
+
     fire, X = _fit(name)
     fig = Figure(figsize=size, layout="constrained")
     assert plot_rules(fire, X=X, ax=fig.add_subplot()) is fig
+    ax = fig.axes[0]
+    # everything drawn once, nothing lost on the way to the smaller fonts
+    gids = [t.get_gid() for t in ax.texts]
+    assert gids.count(LEAF_GID) == fire.n_rules_ > 0
+    assert gids.count(NODE_GID) == count_antecedents(fire.ensemble_, fire.coef_)
+    assert len(ax.child_axes) == np.count_nonzero(fire.linear_coef_)
     _check(fig)
 
 

@@ -182,17 +182,20 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     # a given axes: smaller fonts until the picture fits in it (the layout is
     # then stretched to the axes, which only widens the gaps)
     fig = ax.figure
-    for _ in range(4):
+    for attempt in range(5):
         width, height = _draw(ax, fontsize, *args)
+        if fig.get_layout_engine() is not None:
+            # where the layout puts the axes (what get_position says after a draw)
+            fig.get_layout_engine().execute(fig)
         box = ax.get_position().size * fig.get_size_inches() * 0.97
         ratio = min(box[0] / width, box[1] / height)
-        if ratio >= 1.0 or fontsize <= 4.0:
-            break
+        if ratio >= 1.0 or fontsize <= 4.0 or attempt == 4:
+            return fig
         for child in list(ax.child_axes):
             child.remove()
         ax.cla()
-        fontsize = max(4.0, fontsize * max(ratio, 0.6))
-    return fig
+        # the layout scales with the font (a little less: the boxes' edges)
+        fontsize = max(4.0, fontsize * max(0.97 * ratio, 0.5))
 
 
 def _draw(ax, fontsize, ensemble, coef, feature_names, X, sample_weight, max_width, wrap,
@@ -244,9 +247,11 @@ def _draw(ax, fontsize, ensemble, coef, feature_names, X, sample_weight, max_wid
         title = _default_title(ensemble, coef, kept, linear)
     title_art = None
     if title:
-        title_art = ax.set_title(str(title), fontsize=fontsize + 2, parse_math=False,
+        title_art = ax.set_title(str(title), fontsize=fontsize * 1.25, parse_math=False,
                                  pad=0, va="center", y=1.0)
 
+    unit = fontsize / 8
+    margin, row_gap = _MARGIN * unit, _ROW_GAP * unit
     grid = drawn.measure()
     rows = _pack(parts, max_width)
     rows_w = max([_row_width(r, grid) for r in rows] or [0.0])
@@ -256,32 +261,33 @@ def _draw(ax, fontsize, ensemble, coef, feature_names, X, sample_weight, max_wid
     content_w = max(rows_w, title_w, 2.0)
     if section is not None:
         content_w = section.fit_width(content_w)
-    width = content_w + 2 * _MARGIN
+    width = content_w + 2 * margin
 
-    y = _MARGIN          # inches down from the top
+    y = margin           # inches down from the top
     if title_art is not None:
-        y += title_h + _ROW_GAP
+        y += title_h + row_gap
     for r in rows:
-        y = _place_row(ax, r, grid, _MARGIN, y) + _ROW_GAP
+        y = _place_row(ax, r, grid, margin, y) + row_gap
     if section is not None:
-        y = section.place(_MARGIN, y, content_w) + _ROW_GAP
+        y = section.place(margin, y, content_w) + row_gap
     if not kept.size and not linear:
         ax.text(width / 2, -(y + 0.2), "no rules kept", ha="center", va="center",
                 fontsize=fontsize + 1)
-        y += 0.4 + _ROW_GAP
-    height = y - _ROW_GAP + _MARGIN
+        y += 0.4 * unit + row_gap
+    height = y - row_gap + margin
     if title_art is not None:
         # inside the axes (a fraction of its height), not above it
-        title_art.set_y(1.0 - (_MARGIN + title_h / 2) / height)
+        title_art.set_y(1.0 - (margin + title_h / 2) / height)
     ax.set_xlim(0.0, width)
     ax.set_ylim(-height, 0.0)
     return width, height
 
 
-_MARGIN = 0.1     # inches around the picture
-_GAP = 0.12       # inches between neighbouring boxes
-_ROW_GAP = 0.25   # inches between rows of trees and sections
-_EDGE_PAD = 0.05  # inches above and below an edge's yes/no label
+# in inches at fontsize 8 (they scale with the font)
+_MARGIN = 0.1     # around the picture
+_GAP = 0.12       # between neighbouring boxes
+_ROW_GAP = 0.25   # between rows of trees and sections
+_EDGE_PAD = 0.05  # above and below an edge's yes/no label
 
 
 def _tree_name(ensemble, source, part):
@@ -330,7 +336,7 @@ class _TreeTexts:
             bbox=dict(boxstyle="round,pad=0.35", fc=fc, ec="0.3", lw=0.8), gid=LEAF_GID)
 
     def edge(self, tree, a, b, text):
-        t = self.ax.text(0, 0, text, fontsize=self.fontsize - 1.5, color="0.3",
+        t = self.ax.text(0, 0, text, fontsize=self.fontsize * 0.81, color="0.3",
                          style="italic", ha="center", va="center", zorder=2,
                          bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none"))
         self.edges.setdefault(tree, []).append((a, b, t))
@@ -350,15 +356,16 @@ class _TreeTexts:
         edge_h = max([h for _, h in edge] or [0.0])
         label = {t: _text_size(a) for t, a in self.labels.items()}
         # two yes/no labels under one node sit half a column apart at least
-        col_w = max(box_w + _GAP, 2 * edge_w + 2 * _GAP)
+        gap = _GAP * self.fontsize / 8
+        col_w = max(box_w + gap, 2 * edge_w + 2 * gap)
         return dict(texts=self, size=size, col_w=col_w, box_h=box_h,
-                    level_h=box_h + edge_h + 2 * _EDGE_PAD, label=label,
+                    level_h=box_h + edge_h + 2 * _EDGE_PAD * self.fontsize / 8, label=label,
                     label_h=max([h for _, h in label.values()] or [0.0]),
-                    tree_gap=max(0.4 * col_w, 0.3))
+                    tree_gap=max(0.4 * col_w, 0.3 * self.fontsize / 8), gap=gap)
 
 
 def _tree_width(p, grid):
-    return max(p.width() * grid["col_w"], grid["label"][p.tree][0] + _GAP)
+    return max(p.width() * grid["col_w"], grid["label"][p.tree][0] + grid["gap"])
 
 
 def _row_width(row, grid):
@@ -385,7 +392,7 @@ def _pack(parts, max_width):
 def _place_row(ax, row, grid, x0, top):
     """Place one row of trees with its top ``top`` inches down; returns its bottom."""
     texts, size, col_w = grid["texts"], grid["size"], grid["col_w"]
-    root_y = top + grid["label_h"] + _GAP + grid["box_h"] / 2
+    root_y = top + grid["label_h"] + grid["gap"] + grid["box_h"] / 2
     x = x0
     for p in row:
         tree_w = _tree_width(p, grid)

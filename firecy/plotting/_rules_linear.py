@@ -15,6 +15,7 @@ __all__ = ["LinearSection", "linear_panels", "LINEAR_GID"]
 
 LINEAR_GID = "firecy-linear"
 _ADDS, _SUBTRACTS = "#c0392b", "#2e6fb0"
+# at fontsize 8 (they scale with the font)
 _PANEL_W, _PANEL_H = 1.5, 0.85    # inches: the smallest plot of one term
 _GAP = 0.12                       # inches between panels
 _TICK_LEN, _TICK_PAD = 2.0, 1.5   # points
@@ -55,6 +56,8 @@ class LinearSection:
     def __init__(self, ax, panels, n_rules, rule_max, fontsize, wrap):
         self.ax, self.panels = ax, panels
         self.n_rules, self.rule_max, self.fontsize, self.wrap = n_rules, rule_max, fontsize, wrap
+        self.unit = u = fontsize / 8
+        self.gap, self.panel_h = _GAP * u, _PANEL_H * u
         reach = max(abs(p["slope"]) * max(p["upper"] - p["center"], p["center"] - p["lower"])
                     for p in panels)
         self.ymax = 1.15 * max(reach, rule_max) or 1.0
@@ -63,7 +66,7 @@ class LinearSection:
         tick = float(f"{rule_max:.3g}") if rule_max >= 0.35 * self.ymax \
             else float(f"{0.8 * self.ymax:.2g}")
         self.yticks = [-tick, 0.0, tick]
-        small = fontsize - 1
+        small = fontsize * 0.875
         self.titles, self.xlabels, self.xticks = [], [], []
         for i, p in enumerate(panels):
             head = f"#{n_rules + i + 1}: {'+' if p['slope'] >= 0 else '-'}" \
@@ -71,11 +74,11 @@ class LinearSection:
             if p["multi"]:
                 head += f"\nclass {display_value(p['class'])}"
             self.titles.append(ax.text(0, 0, head, ha="center", va="bottom",
-                                       fontsize=fontsize - 0.5, gid=LINEAR_GID,
+                                       fontsize=fontsize * 0.94, gid=LINEAR_GID,
                                        parse_math=False))
             name = wrap_name(display_text(str(p["name"])), max(wrap, 24)) or " "
             self.xlabels.append(ax.text(0, 0, name, ha="center", va="top",
-                                        fontsize=fontsize - 0.5, parse_math=False))
+                                        fontsize=fontsize * 0.94, parse_math=False))
             self.xticks.append([_number(p["lower"]), _number(p["upper"])])
         self.ylabel = ax.text(0, 0, "contribution", rotation=90, ha="center", va="center",
                               fontsize=small)
@@ -84,26 +87,26 @@ class LinearSection:
         sizes = [_text_size(t) for t in probe]
         for t in probe:
             t.remove()
-        tick_room = (_TICK_LEN + _TICK_PAD) / 72
+        tick_room = (_TICK_LEN + _TICK_PAD) * u / 72
         self.ytick_w = max(w for w, _ in sizes[:3]) + tick_room
         self.xtick_h = max(h for _, h in sizes) + tick_room
         pair_w = max(sizes[3 + 2 * i][0] + sizes[4 + 2 * i][0] for i in range(len(panels)))
         self.title_h = max(_text_size(t)[1] for t in self.titles)
         self.xlabel_h = max(_text_size(t)[1] for t in self.xlabels)
-        self.panel_w = max([_PANEL_W, pair_w + _GAP]
+        self.panel_w = max([_PANEL_W * u, pair_w + self.gap]
                            + [_text_size(t)[0] for t in self.titles + self.xlabels])
-        self.lead_w = _text_size(self.ylabel)[0] + self.ytick_w + 0.04
-        self.caption = ax.text(0, 0, "", ha="left", va="top", fontsize=fontsize - 0.5,
+        self.lead_w = _text_size(self.ylabel)[0] + self.ytick_w + 0.04 * u
+        self.caption = ax.text(0, 0, "", ha="left", va="top", fontsize=fontsize * 0.94,
                                color="0.25", parse_math=False)
         self.n_cols = 1
 
     def fit_width(self, width):
         """The number of panels a row, for a picture ``width`` inches wide at
         least; returns the width the section needs."""
-        cell = self.panel_w + _GAP
+        cell = self.panel_w + self.gap
         # at least four a row (the picture widens), more when the trees are wider
-        self.n_cols = int(min(len(self.panels), max(4, (width - self.lead_w + _GAP) // cell)))
-        return max(width, self.lead_w + self.n_cols * cell - _GAP)
+        self.n_cols = int(min(len(self.panels), max(4, (width - self.lead_w + self.gap) // cell)))
+        return max(width, self.lead_w + self.n_cols * cell - self.gap)
 
     def _caption_text(self, width):
         first, last = self.n_rules + 1, self.n_rules + len(self.panels)
@@ -130,23 +133,24 @@ class LinearSection:
         ax = self.ax
         self.caption.set_text(self._caption_text(width))
         self.caption.set_position((x0, -top))
-        y = top + _text_size(self.caption)[1] + _GAP
-        cell_h = self.title_h + 0.04 + _PANEL_H + self.xtick_h + 0.02 + self.xlabel_h
+        u, ph = self.unit, self.panel_h
+        y = top + _text_size(self.caption)[1] + self.gap
+        cell_h = self.title_h + 0.04 * u + ph + self.xtick_h + 0.02 * u + self.xlabel_h
         for i, p in enumerate(self.panels):
             col, line = i % self.n_cols, i // self.n_cols
-            left = x0 + self.lead_w + col * (self.panel_w + _GAP)
-            y_top = y + line * (cell_h + _GAP) + self.title_h + 0.04
-            inset = ax.inset_axes((left, -(y_top + _PANEL_H), self.panel_w, _PANEL_H),
+            left = x0 + self.lead_w + col * (self.panel_w + self.gap)
+            y_top = y + line * (cell_h + self.gap) + self.title_h + 0.04 * u
+            inset = ax.inset_axes((left, -(y_top + ph), self.panel_w, ph),
                                   transform=ax.transData)
             self._draw_panel(inset, p, i, first_col=col == 0)
-            self.titles[i].set_position((left + self.panel_w / 2, -(y_top - 0.02)))
+            self.titles[i].set_position((left + self.panel_w / 2, -(y_top - 0.02 * u)))
             self.xlabels[i].set_position(
-                (left + self.panel_w / 2, -(y_top + _PANEL_H + self.xtick_h + 0.02)))
+                (left + self.panel_w / 2, -(y_top + ph + self.xtick_h + 0.02 * u)))
             if i == 0:
                 self.ylabel.set_position((x0 + (self.lead_w - self.ytick_w) / 2,
-                                          -(y_top + _PANEL_H / 2)))
+                                          -(y_top + ph / 2)))
         n_lines = (len(self.panels) - 1) // self.n_cols + 1
-        return y + n_lines * cell_h + (n_lines - 1) * _GAP
+        return y + n_lines * cell_h + (n_lines - 1) * self.gap
 
     def _draw_panel(self, inset, p, i, first_col):
         # by the term's index in linear_terms_ (a name is data: not in an SVG id)
@@ -162,8 +166,9 @@ class LinearSection:
         span = p["upper"] - p["lower"]
         inset.set_xlim(p["lower"] - 0.04 * span - (span == 0), p["upper"] + 0.04 * span
                        + (span == 0))
-        small = self.fontsize - 1
-        inset.tick_params(length=_TICK_LEN, pad=_TICK_PAD, labelsize=small)
+        small = self.fontsize * 0.875
+        inset.tick_params(length=_TICK_LEN * self.unit, pad=_TICK_PAD * self.unit,
+                          labelsize=small, width=0.8 * self.unit)
         inset.set_yticks(self.yticks)
         inset.set_yticklabels([f"{v:.3g}" for v in self.yticks] if first_col else [])
         lo, hi = self.xticks[i]
