@@ -46,7 +46,6 @@ def wrap_name(name, width):
     """``name`` in lines of about ``width`` characters, broken at spaces or
     after ``_ / - .`` (a long word is cut only where it has none)."""
     import re
-    import textwrap
 
     width = max(int(width), 1)
     lines, line = [], ""
