@@ -80,7 +80,8 @@ def test_plot_path():
     ax = fig.axes[0]
     line = ax.lines[0]
     assert list(line.get_xdata()) == [0, 2, 5, 9, 14]  # inf left out
-    assert ax.get_xlabel() == "number of rules"
+    # a bare path: what its counts count is not known
+    assert ax.get_xlabel() == "number of terms"
     assert ax.get_ylabel() == "validation error"
     plot_path({"n_rules": [0, 3], "validation_error": [9.0, 7.0]}, ax=ax, budget=14,
               label="L1")
@@ -98,3 +99,94 @@ def test_missing_matplotlib_message(monkeypatch, ensemble):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
         plot_rules(ens, np.ones(ens.n_rules))
+
+
+@pytest.fixture(scope="module")
+def linear_fit():
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import RandomForestRegressor
+
+    from firecy import FIRERegressor
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True, scaled=False)
+    rf = RandomForestRegressor(n_estimators=60, max_depth=3, random_state=0)
+    fire = FIRERegressor(rf, n_lambdas=12, cv=3, random_state=0).fit(X, y)
+    assert fire.n_rules_ > 0 and np.count_nonzero(fire.linear_coef_) > 1
+    return fire, X
+
+
+def test_plot_rules_draws_each_linear_term_as_its_fitted_line(linear_fit):
+    fire, X = linear_fit
+    fig = plot_rules(fire, X=X)
+    panels = fig.axes[0].child_axes
+    terms, slopes = fire.linear_terms_, np.ravel(fire.linear_coef_)
+    kept = np.flatnonzero(slopes)
+    assert len(panels) == kept.size
+    lines = {}
+    for inset in panels:
+        (line,) = [ln for ln in inset.get_lines() if ln.get_gid() == "firecy-linear"]
+        lines[inset.get_gid()] = line
+    # the picture's line of each term, read against the library's own
+    # explanation of rows: at a row's (clipped) value the line's height is the
+    # contribution explain() gives the term on that row
+    table = fire.explain(X.iloc[:25])
+    for t in kept:
+        name = terms.names[t]
+        line = lines[f"firecy-linear-{t}"]
+        xs, ys = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert xs.tolist() == [terms.lower[t], terms.upper[t]]   # the clip range
+        rows = table[table["term"] == f"linear_{terms.features[t]}"]
+        x = np.clip(X[name].to_numpy()[:25], terms.lower[t], terms.upper[t])
+        np.testing.assert_allclose(np.interp(x, xs, ys), rows["contribution"], rtol=1e-9,
+                                   atol=1e-9)
+    # one vertical scale, reaching the largest rule's contribution
+    ylims = {inset.get_ylim() for inset in panels}
+    assert len(ylims) == 1
+    largest = float(np.max(np.abs(fire.coef_ * fire.ensemble_.leaf_values)))
+    assert ylims.pop()[1] >= largest
+
+
+def test_plot_path_says_what_it_counts(linear_fit):
+    fire, _ = linear_fit
+    path = fire.path_
+    k = int(np.argmin(np.abs(path.lambdas - fire.lambda_)))
+    # the path counts rules and linear terms: at the selected point, both
+    assert path.n_rules[k] == fire.n_rules_ + np.count_nonzero(fire.linear_coef_)
+    assert plot_path(fire).axes[0].get_xlabel() == "number of terms (rules and linear terms)"
+    assert plot_path(path, linear_terms=False).axes[0].get_xlabel() == "number of rules"
+    fig = plot_path(fire, label="FIRE")
+    plot_path({"n_rules": [0, 3], "validation_error": [9.0, 7.0]}, ax=fig.axes[0])
+    assert fig.axes[0].get_xlabel() == "number of terms (rules and linear terms)"
+
+
+def test_plot_explanation_shows_the_rows_values(linear_fit):
+    import re
+
+    from firecy.plotting import plot_explanation
+
+    fire, X = linear_fit
+    row = X.iloc[3]
+    fig = plot_explanation(fire, row, wrap=200)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()][1:-1]
+    table = fire.explain(X.iloc[[3]])
+    shown = table[~table["kind"].isin(["intercept", "baseline"])
+                  & (table["contribution"] != 0)]
+    assert len(labels) == len(shown) and "linear" in set(shown["kind"])
+    centre = dict(zip(fire.linear_terms_.names, fire.linear_terms_.center))
+    for label, (_, r) in zip(labels, shown.iterrows()):
+        text, values = label.split("\n")
+        assert text == r["text"]
+        # "(row: bmi = 32.1; s5 = 4.8903)", each value the row's own (6 digits)
+        found = dict(re.findall(r"([\w]+) = ([-0-9.e+]+)", values))
+        assert set(found) == set(r["features"]), label
+        for name, v in found.items():
+            assert float(v) == pytest.approx(float(row[name]), rel=5e-6), label
+        if r["kind"] == "linear":
+            (name,) = r["features"]
+            assert f"centre {centre[name]:.6g}" in values
+            # slope * (clip(x) - centre): computable by hand from the picture
+            t = fire.linear_terms_.names.index(name)
+            value = float(re.search(r"= ([-0-9.e+]+), centre", values).group(1))
+            value = np.clip(value, fire.linear_terms_.lower[t], fire.linear_terms_.upper[t])
+            assert np.isclose(r["weight"] * (value - centre[name]), r["contribution"],
+                              rtol=1e-3)

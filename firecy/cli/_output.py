@@ -162,7 +162,7 @@ def save_pictures(res, out_dir, budget, names):
     fig = plot_rules(fire, feature_names=names, X=res["X_tr"])
     rules_png = out_dir / "rules.png"
     fig.savefig(rules_png, dpi=120)
-    fig = plot_path(fire.path_, budget=budget, label=res["summary"][0]["name"],
+    fig = plot_path(fire, budget=budget, label=res["summary"][0]["name"],
                     selected=_selected_index(fire))
     if l1 is not None:
         plot_path(l1.path_, ax=fig.axes[0], label="L1 selection", selected=_selected_index(l1))

@@ -6,12 +6,12 @@ import textwrap
 import numpy as np
 
 from firecy._escape import display_text, display_value, printable_texts
-from firecy.plotting._common import _require_matplotlib
+from firecy.plotting._common import _require_matplotlib, _text_size, wrap_name
 
 __all__ = ["plot_explanation", "one_row", "label_text"]
 
-TERM_GID = "firecy-term"      # a rule's bar
-REST_GID = "firecy-rest"      # the rules folded into one bar
+TERM_GID = "firecy-term"      # a term's bar (a rule or a linear term)
+REST_GID = "firecy-rest"      # the terms folded into one bar
 TOTAL_GID = "firecy-total"    # the start (intercept + baseline) and the prediction
 _ADDS, _SUBTRACTS = "#c0392b", "#2e6fb0"   # red adds, blue subtracts (as plot_rules)
 
@@ -40,8 +40,48 @@ def label_text(text, wrap, max_chars):
     text = display_text(text)
     if len(text) > max_chars:
         text = text[:max(max_chars - 1, 1)].rstrip() + "\u2026"
-    lines = textwrap.wrap(text, max(wrap, 1), break_on_hyphens=False) or [text]
-    return "\n".join(lines)
+    wrap = max(int(wrap), 1)
+    # at spaces; a word longer than a line (a long feature name) after one of
+    # its "_ / - ." (wrap_name), never inside a number at a space's place
+    lines = textwrap.wrap(text, wrap, break_long_words=False, break_on_hyphens=False) \
+        or [text]
+    return "\n".join(wrap_name(line, wrap) if len(line) > wrap else line for line in lines)
+
+
+def _label_heights(Figure, labels):
+    """The heights in inches of the bars' labels (8 points), as drawn."""
+    probe = Figure()
+    return [_text_size(probe.text(0, 0, s, fontsize=8, parse_math=False))[1] for s in labels]
+
+
+def _linear_centres(estimator):
+    """A linear term's centre by the name of its feature (what its value is
+    measured from: the term adds ``slope * (clip(x) - centre)``)."""
+    terms = getattr(estimator, "linear_terms_", None)
+    if terms is None or not len(terms):
+        return {}
+    return {str(n): float(c) for n, c in zip(terms.names, terms.center)}
+
+
+def _value(v):
+    if isinstance(v, (float, np.floating)):
+        return "missing" if np.isnan(v) else f"{float(v):.6g}"
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return str(int(v))
+    return display_value(v)
+
+
+def _values_text(record, centres):
+    """The row's values of the features a term reads: ``(bmi = 32.1, s5 = 4.86)``;
+    a linear term's with its centre, so that its bar can be computed by hand."""
+    values = record.get("features") or {}
+    parts = []
+    for name, v in values.items():
+        part = f"{display_text(str(name))} = {_value(v)}"
+        if record["kind"] == "linear" and str(name) in centres:
+            part += f", centre {centres[str(name)]:.6g}"
+        parts.append(part)
+    return f"(row: {'; '.join(parts)})" if parts else ""
 
 
 def _choose_output(estimator, records, X1, label):
@@ -67,12 +107,15 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     """Draw one row's prediction as a waterfall, from the intercept to the prediction.
 
     The first bar is the intercept plus the ensemble's baseline; then one bar
-    per rule that fires on the row (nonzero contribution), largest first,
-    from the running total to the running total plus the rule's
-    contribution (red adds, blue subtracts), labelled with the rule's text;
-    the last bar is the prediction on the model's raw scale (the sum of
-    :meth:`explain`'s contributions: the log-odds, a class's margin, the
-    log-rate, the risk score or the prediction).
+    per term with a nonzero contribution on the row (a rule that holds on
+    it, or a linear term), largest first, from the running total to the
+    running total plus the term's contribution (red adds, blue subtracts),
+    labelled with the term's text and, under it, the row's values of the
+    features the term reads (a linear term's with its centre: it adds
+    ``slope * (clip(x, lower, upper) - centre)``); the last bar is the
+    prediction on the model's raw scale (the sum of :meth:`explain`'s
+    contributions: the log-odds, a class's margin, the log-rate, the risk
+    score or the prediction).
 
     Parameters
     ----------
@@ -83,12 +126,13 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
         (default: the predicted class). A binary classifier draws the
         log-odds of ``classes_[1]``.
     max_terms : int, default=12
-        The largest number of rule bars; the smaller rules that fire are
-        folded into one bar, "k other rules".
+        The largest number of term bars; the smaller terms are folded into
+        one bar, "k other rules" ("k other terms" with linear terms).
     wrap : int, default=48
-        Characters per line of a rule's label.
+        Characters per line of a term's label.
     max_chars : int, default=160
-        A longer rule text is cut there, with an ellipsis.
+        A longer term text is cut there (the list of the row's values at
+        twice that), with an ellipsis.
     precision : int, optional
         Round the thresholds in the labels to this many significant digits.
     feature_names : sequence of str, optional
@@ -103,7 +147,7 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     Returns
     -------
     matplotlib.figure.Figure
-        The rule bars carry the gid ``"firecy-term"``, the folded bar
+        The term bars carry the gid ``"firecy-term"``, the folded bar
         ``"firecy-rest"``, the start and prediction bars ``"firecy-total"``.
 
     Examples
@@ -118,7 +162,7 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     >>> fire = FIRERegressor(tree, lam=0.5, fusion=0.0, tol=1e-10, linear_terms=False).fit(X, y)
     >>> fig = plot_explanation(fire, [3.0, 20.0])
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    ['intercept + baseline', 'x0 > 2.0 and x1 > 15.0', 'prediction']
+    ['intercept + baseline', 'x0 > 2.0 and x1 > 15.0\\n(row: x0 = 3; x1 = 20)', 'prediction']
     """
     Figure = _require_matplotlib()
     from firecy.estimators._explain import raw_scale_name
@@ -133,21 +177,29 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     constant = np.array([r["kind"] in ("intercept", "baseline") for r in records], dtype=bool)
     start = float(contrib[constant].sum())
     fired = ~constant & (contrib != 0)
-    texts = [r["text"] for r, f in zip(records, fired) if f]
+    centres = _linear_centres(estimator)
+    texts = [(r["text"], _values_text(r, centres)) for r, f in zip(records, fired) if f]
     steps = contrib[fired]                 # already largest |contribution| first
     shown = min(int(max_terms), steps.size)
     rest = steps[shown:]
     scale = raw_scale_name(estimator, label)
 
-    labels = ["intercept + baseline"] + [label_text(t, wrap, max_chars) for t in texts[:shown]]
+    labels = ["intercept + baseline"] + [
+        label_text(t, wrap, max_chars) + ("\n" + label_text(v, wrap, 2 * max_chars) if v else "")
+        for t, v in texts[:shown]]
     has_linear = any(r["kind"] == "linear" for r in records)
     if rest.size:
         labels.append(f"{rest.size} other {'terms' if has_linear else 'rules'}")
     labels.append("prediction")
     n_bars = len(labels)
-    n_lines = sum(s.count("\n") + 1 for s in labels)
     if figsize is None:
-        figsize = (9.0, max(2.6, 0.32 * n_lines + 0.35 * n_bars + 1.2))
+        # bars one apart: neighbouring labels (centred on their bars) must
+        # not meet, so a bar's pitch is the largest mean of two neighbours'
+        # heights (measured as drawn)
+        heights = _label_heights(Figure, labels)
+        pitch = max((a + b) / 2 for a, b in zip(heights[:-1], heights[1:])) + 0.15
+        figsize = (9.0, max(2.4, n_bars * max(pitch, 0.3) + 1.1))
+    own_figure = ax is None
     if ax is not None:
         fig = ax.figure
     else:
@@ -190,9 +242,15 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     pad = 0.12 * (hi - lo) if hi > lo else 1.0
     ax.set_xlim(lo - 0.02 * (hi - lo if hi > lo else 1.0), hi + pad)
     ax.set_xlabel(scale, parse_math=False)
-    ax.set_title(f"{scale}: {start:.4g} (intercept + baseline) "
-                 f"{'+' if final >= start else '-'} {abs(final - start):.4g} "
-                 f"({'rules and linear terms' if has_linear else 'rules'}) = "
-                 f"{final:.4g}", fontsize=9, loc="left", parse_math=False)
+    caption = (f"{scale}: {start:.4g} (intercept + baseline) "
+               f"{'+' if final >= start else '-'} {abs(final - start):.4g} "
+               f"({'rules and linear terms' if has_linear else 'rules'}) = {final:.4g}")
+    if own_figure:
+        # over the whole width (the labels' too), at most 0.08 inch a character
+        chars = max(30, int(fig.get_size_inches()[0] / 0.08))
+        fig.suptitle(textwrap.fill(caption, chars), fontsize=9, x=0.01, ha="left",
+                     parse_math=False)
+    else:
+        ax.set_title(textwrap.fill(caption, 60), fontsize=9, loc="left", parse_math=False)
     ax.grid(True, axis="x", alpha=0.3)
     return printable_texts(fig)

@@ -1,4 +1,5 @@
-"""``plot_path``: the error along a regularisation path against the number of rules."""
+"""``plot_path``: the error along a regularisation path against the number of
+terms (rules, and linear terms when the fit has them)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,15 +20,22 @@ def _get(path, key, default=None):
 
 
 def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=None,
-              **line_kwargs):
-    """Error along a regularisation path against the number of rules.
+              linear_terms=None, **line_kwargs):
+    """Error along a regularisation path against the number of terms.
+
+    A path's ``n_rules`` counts the nonzero weights at each point: the rules
+    and, for a fit with linear terms, the linear terms. The x axis says which:
+    "number of terms (rules and linear terms)" for a fit that offers linear
+    terms, "number of rules" for one that does not, "number of terms" for a
+    path of unknown origin.
 
     Parameters
     ----------
-    path : dict-like or PathResult
-        With arrays ``n_rules`` and ``validation_error`` (an estimator's
-        ``path_``); ``objectives`` is plotted when there is no
-        ``validation_error``. A stable fit's ``stability`` (see
+    path : fitted FIRE estimator, dict-like or PathResult
+        An estimator (its ``path_`` is drawn, and its ``linear_terms_`` say
+        what the count counts), or a path with arrays ``n_rules`` and
+        ``validation_error`` (an estimator's ``path_``); ``objectives`` is
+        plotted when there is no ``validation_error``. A stable fit's ``stability`` (see
         :class:`~firecy.FIRERegressor`'s ``stable``) is drawn dotted on a
         second axis, 0 to 1, beside the error.
     ax : matplotlib Axes, optional
@@ -41,6 +49,10 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
         path's ``selected`` entry if it has one).
     metric : str, optional
         Y-axis label (default: "validation error" or "objective").
+    linear_terms : bool, optional
+        Whether the path's counts include linear terms (default: read from
+        the estimator; unknown for a bare path, whose x label then says
+        "number of terms", or keeps the label ``ax`` already has).
     **line_kwargs
         Passed to ``ax.plot``.
 
@@ -58,12 +70,12 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     >>> y = np.array([0.0, 1.0, 4.0, 6.0] * 5)
     >>> tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
     >>> fire = FIRERegressor(tree, max_rules=3, n_lambdas=5, cv=2, random_state=0).fit(X, y)
-    >>> fig = plot_path(fire.path_, budget=3, label="MCP")
+    >>> fig = plot_path(fire, budget=3, label="MCP")
     >>> ax = fig.axes[0]
     >>> ax.get_xlabel(), ax.get_ylabel()
-    ('number of rules', 'validation error')
+    ('number of terms (rules and linear terms)', 'validation error')
 
-    The curve is the validation error against the number of rules, at the
+    The curve is the validation error against the number of terms, at the
     points the selection validated (the others carry ``inf``):
 
     >>> line = ax.get_lines()[0]
@@ -76,6 +88,10 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
     True
     """
     Figure = _require_matplotlib()
+    if hasattr(path, "path_"):          # a fitted estimator
+        if linear_terms is None:
+            linear_terms = len(getattr(path, "linear_terms_", None) or ()) > 0
+        path = path.path_
     n_rules = np.asarray(_get(path, "n_rules"), dtype=float)
     err = _get(path, "validation_error")
     ylabel = "validation error"
@@ -106,13 +122,21 @@ def plot_path(path, ax=None, budget=None, *, label=None, selected=None, metric=N
         vl._firecy_budget = True
         ax.text(budget, 0.98, f"budget {budget} ", transform=ax.get_xaxis_transform(),
                 va="top", ha="right", fontsize=8, color="0.3")
-    ax.set_xlabel("number of rules")
+    if linear_terms is not None or not ax.get_xlabel():
+        ax.set_xlabel(_count_label(linear_terms))
     ax.set_ylabel(metric or ylabel)
     ax.grid(True, alpha=0.3)
     _draw_stability(ax, path, n_rules, ok, line.get_color())
     if label is not None:
         ax.legend()
     return printable_texts(fig)
+
+
+def _count_label(linear_terms):
+    """What a path's ``n_rules`` counts, in words."""
+    if linear_terms is None:
+        return "number of terms"
+    return "number of terms (rules and linear terms)" if linear_terms else "number of rules"
 
 
 def _draw_stability(ax, path, n_rules, ok, color):

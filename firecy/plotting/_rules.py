@@ -1,30 +1,29 @@
 """``plot_rules``: the kept rules drawn as the partial trees they came from."""
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 
-from firecy._escape import display_text, printable_texts
-from firecy.plotting._common import _require_matplotlib
+from firecy._escape import display_text, display_value, printable_texts
+from firecy.plotting._common import _require_matplotlib, _text_size, wrap_name
+from firecy.plotting._rules_linear import LINEAR_GID, LinearSection, linear_panels  # noqa: F401
 from firecy.rules import ALL_ROWS, format_conditions
 from firecy.rules._inputs import (
     block_label,
     check_coef,
+    column_class,
     feature_names_of,
     is_estimator,
     leaf_support,
     model_tree_of,
+    n_outputs,
     tree_of,
     unpack,
 )
-from firecy.rules._linear import linear_rows
 
 __all__ = ["plot_rules"]
 
 NODE_GID = "firecy-node"
 LEAF_GID = "firecy-leaf"
-LINEAR_GID = "firecy-linear"
 
 _NODE_COLOR = "#fdd9a0"  # antecedents (split nodes), as in the paper's figure
 _NODE_EDGE = "#c07a12"
@@ -90,7 +89,7 @@ def _node_label(cond, names, wrap):
     # the name as format_conditions prints it (escaped), never raw
     name = display_text(names[cond.feature]) if names is not None else f"x{cond.feature}"
     rest = text[len(name):].strip() if text.startswith(name) else text
-    name = "\n".join(textwrap.wrap(name, wrap)) or name
+    name = wrap_name(name, wrap) or name
     return f"{name}\n{rest}"
 
 
@@ -106,6 +105,17 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     the sign and size of their contribution (red adds, blue subtracts).  This
     is the picture of Figure 10 of the FIRE paper.
 
+    An estimator's kept linear terms (``linear_terms=True``) are drawn below
+    the trees, each as its fitted line over its clip range in the data's
+    units: x from the lower to the upper clip of the feature, y the term's
+    contribution ``slope * (x - centre)``, on one vertical scale for all the
+    terms that reaches the largest rule's contribution (dotted lines), so
+    that a term's size reads against the rules'.
+
+    Drawn on a figure of its own, the picture is sized from its measured
+    text (at 72 to 150 dpi): no box overlaps another, a yes/no label sits in
+    the free space between two boxes, and no text leaves the figure.
+
     Parameters
     ----------
     ensemble : RuleEnsemble or fitted FIRE estimator
@@ -113,13 +123,16 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         Rule weights (the estimator's ``coef_`` by default).
     feature_names : sequence of str, optional
     ax : matplotlib Axes, optional
-        Draw here; a new figure sized to the trees otherwise.
+        Draw here, with smaller fonts (down to 4 points) if the picture at
+        ``fontsize`` does not fit in it; a new figure sized to the picture
+        otherwise.
     X, sample_weight : optional
         Data on which to print each rule's support under its contribution.
     max_width : int, default=12
         Leaves per row of trees before the trees wrap onto a new row.
     wrap : int, default=18
-        Wrap feature names longer than this many characters.
+        Wrap feature names longer than this many characters (at spaces or
+        after "_ / - .").
     fontsize : float, default=8
     title : bool or str, default=True
         A title with the numbers of rules, trees and antecedents (or the
@@ -129,11 +142,12 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     -------
     matplotlib.figure.Figure
         Split-node texts carry the gid ``"firecy-node"``, leaf texts
-        ``"firecy-leaf"``. An estimator's kept linear terms
-        (``linear_terms=True``) are drawn below the trees as lines, rising
-        or falling with the slope's sign, labelled (gid ``"firecy-linear"``)
-        with their rank after the rules' in
-        :func:`firecy.rules.rules_report`, slope per unit and clip range.
+        ``"firecy-leaf"``. A linear term is an inset axes (in the main
+        axes' ``child_axes``, gid ``"firecy-linear-<t>"``, ``t`` its index
+        in ``linear_terms_``) whose line has the gid ``"firecy-linear"``,
+        titled (gid ``"firecy-linear"``) with its rank after the rules' in
+        :func:`firecy.rules.rules_report` and its slope per unit, the
+        feature's name under its x axis.
 
     Examples
     --------
@@ -158,6 +172,36 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
     ['#1\\n+5.5', '#2\\n+3.5']
     """
     Figure = _require_matplotlib()
+    args = (ensemble, coef, feature_names, X, sample_weight, max_width, wrap, title)
+    if ax is None:
+        fig = Figure(figsize=(4.0, 3.0))
+        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+        width, height = _draw(ax, fontsize, *args)
+        # one data unit is one inch: the figure is sized to the measured text
+        fig.set_size_inches(width, height)
+        return printable_texts(fig)
+    # a given axes: smaller fonts until the picture fits in it (the layout is
+    # then stretched to the axes, which only widens the gaps)
+    fig = ax.figure
+    for attempt in range(5):
+        width, height = _draw(ax, fontsize, *args)
+        if fig.get_layout_engine() is not None:
+            # where the layout puts the axes (what get_position says after a draw)
+            fig.get_layout_engine().execute(fig)
+        box = ax.get_position().size * fig.get_size_inches() * 0.97
+        ratio = min(box[0] / width, box[1] / height)
+        if ratio >= 1.0 or fontsize <= 4.0 or attempt == 4:
+            return printable_texts(fig)
+        for child in list(ax.child_axes):
+            child.remove()
+        ax.cla()
+        # the layout scales with the font (a little less: the boxes' edges)
+        fontsize = max(4.0, fontsize * max(0.97 * ratio, 0.5))
+
+
+def _draw(ax, fontsize, ensemble, coef, feature_names, X, sample_weight, max_width, wrap,
+          title):
+    """The picture on ``ax`` in inches (x right, y down from 0); returns its size."""
     import matplotlib as mpl
 
     source = ensemble if is_estimator(ensemble) and coef is None else None
@@ -166,7 +210,7 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         feature_names = est_names
     names = feature_names_of(ensemble, feature_names)
     coef = check_coef(ensemble, coef)
-    linear = [r for _, r in linear_rows(source, names, len(ensemble.leaf_values))] \
+    linear = linear_panels(source, names, len(ensemble.leaf_values)) \
         if source is not None else []
     kept = np.flatnonzero(coef)
     contrib = coef * np.asarray(ensemble.leaf_values, dtype=np.float64)
@@ -179,7 +223,158 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         trees.setdefault(t, []).append(j)
     parts = [_PartialTree(ensemble, t, cols) for t, cols in sorted(trees.items())]
 
-    # pack trees into rows of about equal width, at most max_width leaves each
+    ax.set_axis_off()
+
+    vmax = float(np.max(np.abs(contrib[kept]))) if kept.size else 0.0
+    cmap = mpl.colormaps["RdBu_r"]
+    drawn = _TreeTexts(ax, fontsize)
+    for p in parts:
+        for n in p.nodes:
+            drawn.node(p.tree, n, _node_label(p.left_cond[n], names, wrap))
+        for j in p.leaves:
+            c = contrib[j]
+            label = f"#{rank[j]}\n{c:+.3g}"
+            if not p.paths[j]:
+                label = f"{ALL_ROWS}\n" + label
+            if support is not None:
+                label += f"\n{100 * support[j]:.0f}% rows"
+            fc = cmap(0.5 + 0.45 * c / vmax) if vmax > 0 else cmap(0.5)
+            drawn.leaf(p.tree, j, label, fc, dark=vmax > 0 and abs(c) > 0.6 * vmax)
+        for a, b, is_left in p.edges():
+            drawn.edge(p.tree, a, b, "yes" if is_left else "no")
+        drawn.tree_label(p.tree, _tree_name(ensemble, source, p))
+
+    if title is True:
+        title = _default_title(ensemble, coef, kept, linear)
+    title_art = None
+    if title:
+        title_art = ax.set_title(str(title), fontsize=fontsize * 1.25, parse_math=False,
+                                 pad=0, va="center", y=1.0)
+
+    unit = fontsize / 8
+    margin, row_gap = _MARGIN * unit, _ROW_GAP * unit
+    grid = drawn.measure()
+    rows = _pack(parts, max_width)
+    rows_w = max([_row_width(r, grid) for r in rows] or [0.0])
+    title_w, title_h = _text_size(title_art) if title_art is not None else (0, 0)
+    section = LinearSection(ax, linear, kept.size, vmax, fontsize, wrap) \
+        if linear else None
+    content_w = max(rows_w, title_w, 2.0)
+    if section is not None:
+        content_w = section.fit_width(content_w)
+    width = content_w + 2 * margin
+
+    y = margin           # inches down from the top
+    if title_art is not None:
+        y += title_h + row_gap
+    for r in rows:
+        y = _place_row(ax, r, grid, margin, y) + row_gap
+    if section is not None:
+        y = section.place(margin, y, content_w) + row_gap
+    if not kept.size and not linear:
+        ax.text(width / 2, -(y + 0.2), "no rules kept", ha="center", va="center",
+                fontsize=fontsize + 1)
+        y += 0.4 * unit + row_gap
+    height = y - row_gap + margin
+    if title_art is not None:
+        # inside the axes (a fraction of its height), not above it
+        title_art.set_y(1.0 - (margin + title_h / 2) / height)
+    ax.set_xlim(0.0, width)
+    ax.set_ylim(-height, 0.0)
+    return width, height
+
+
+# in inches at fontsize 8 (they scale with the font)
+_MARGIN = 0.1     # around the picture
+_GAP = 0.12       # between neighbouring boxes
+_ROW_GAP = 0.25   # between rows of trees and sections
+_EDGE_PAD = 0.05  # above and below an edge's yes/no label
+
+
+def _tree_name(ensemble, source, part):
+    """"tree t", and the class its leaves score for a multi-class ensemble."""
+    name = block_label(ensemble, part.tree)
+    if n_outputs(ensemble) < 2:
+        return name
+    k = int(column_class(ensemble, [part.leaves[0]])[0])
+    classes = getattr(source, "classes_", None)
+    label = classes[k] if classes is not None and len(classes) == n_outputs(ensemble) else k
+    return f"{name}\nclass {display_value(label.item() if hasattr(label, 'item') else label)}"
+
+
+def _default_title(ensemble, coef, kept, linear):
+    from firecy.rules import count_antecedents
+
+    n_trees = len(set(model_tree_of(ensemble, kept).tolist()))
+    return (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {n_trees} "
+            f"tree{'' if n_trees == 1 else 's'}, "
+            f"{count_antecedents(ensemble, coef)} antecedents (orange)"
+            + (f", {len(linear)} linear term{'' if len(linear) == 1 else 's'}"
+               if linear else ""))
+
+
+class _TreeTexts:
+    """The texts of the partial trees, made first and placed once measured."""
+
+    def __init__(self, ax, fontsize):
+        self.ax, self.fontsize = ax, fontsize
+        self.boxes = {}      # (tree, ("node", n) or ("leaf", j)) -> Text
+        self.edges = {}      # tree -> [(parent key, child key, Text)]
+        self.labels = {}     # tree -> Text
+
+    def node(self, tree, n, text):
+        # parse_math=False: a "$" in a feature name or a category prints as
+        # itself, never as matplotlib's mathtext
+        self.boxes[(tree, ("node", n))] = self.ax.text(
+            0, 0, text, ha="center", va="center", fontsize=self.fontsize, zorder=3,
+            bbox=dict(boxstyle="round,pad=0.35", fc=_NODE_COLOR, ec=_NODE_EDGE, lw=0.8),
+            gid=NODE_GID, parse_math=False)
+
+    def leaf(self, tree, j, text, fc, dark):
+        self.boxes[(tree, ("leaf", j))] = self.ax.text(
+            0, 0, text, ha="center", va="center", fontsize=self.fontsize,
+            fontweight="bold", color="white" if dark else "black", zorder=3,
+            bbox=dict(boxstyle="round,pad=0.35", fc=fc, ec="0.3", lw=0.8), gid=LEAF_GID)
+
+    def edge(self, tree, a, b, text):
+        t = self.ax.text(0, 0, text, fontsize=self.fontsize * 0.81, color="0.3",
+                         style="italic", ha="center", va="center", zorder=2,
+                         bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none"))
+        self.edges.setdefault(tree, []).append((a, b, t))
+
+    def tree_label(self, tree, text):
+        self.labels[tree] = self.ax.text(0, 0, text, ha="center", va="center",
+                                         fontsize=self.fontsize, color="0.25",
+                                         parse_math=False)
+
+    def measure(self):
+        """The grid the trees are drawn on, in inches, from the texts' sizes."""
+        size = {k: _text_size(t) for k, t in self.boxes.items()}
+        box_w = max([w for w, _ in size.values()] or [0.5])
+        box_h = max([h for _, h in size.values()] or [0.3])
+        edge = [_text_size(t) for es in self.edges.values() for _, _, t in es]
+        edge_w = max([w for w, _ in edge] or [0.0])
+        edge_h = max([h for _, h in edge] or [0.0])
+        label = {t: _text_size(a) for t, a in self.labels.items()}
+        # two yes/no labels under one node sit half a column apart at least
+        gap = _GAP * self.fontsize / 8
+        col_w = max(box_w + gap, 2 * edge_w + 2 * gap)
+        return dict(texts=self, size=size, col_w=col_w, box_h=box_h,
+                    level_h=box_h + edge_h + 2 * _EDGE_PAD * self.fontsize / 8, label=label,
+                    label_h=max([h for _, h in label.values()] or [0.0]),
+                    tree_gap=max(0.4 * col_w, 0.3 * self.fontsize / 8), gap=gap)
+
+
+def _tree_width(p, grid):
+    return max(p.width() * grid["col_w"], grid["label"][p.tree][0] + grid["gap"])
+
+
+def _row_width(row, grid):
+    return sum(_tree_width(p, grid) for p in row) + grid["tree_gap"] * (len(row) - 1)
+
+
+def _pack(parts, max_width):
+    """Trees into rows of about equal width, at most ``max_width`` leaves each."""
     total = sum(p.width() for p in parts) + 0.5 * max(len(parts) - 1, 0)
     n_rows = max(1, int(np.ceil(total / max(max_width, 1))))
     target = total / n_rows
@@ -192,92 +387,30 @@ def plot_rules(ensemble, coef=None, feature_names=None, ax=None, *, X=None,
         cur_w += p.width() + 0.5
     if cur:
         rows.append(cur)
-    row_w = max([sum(p.width() for p in r) + 0.5 * (len(r) - 1) for r in rows] or [1])
-    row_h = [max(p.height for p in r) + 1.6 for r in rows] or [1.0]
-
-    if ax is None:
-        fig = Figure(figsize=(max(4.0, 1.45 * row_w + 0.6), max(2.0, sum(row_h) + 0.1)),
-                     layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    ax.set_axis_off()
-
-    vmax = float(np.max(np.abs(contrib[kept]))) if kept.size else 1.0
-    cmap = mpl.colormaps["RdBu_r"]
-    bbox_node = dict(boxstyle="round,pad=0.35", fc=_NODE_COLOR, ec=_NODE_EDGE, lw=0.8)
-    y_off = 0.0
-    for r, h in zip(rows, row_h):
-        x0 = 0.0
-        for p in r:
-            pos = p.layout(x0)
-            pos = {k: (x, y + y_off) for k, (x, y) in pos.items()}
-            for a, b, is_left in p.edges():
-                (xa, ya), (xb, yb) = pos[a], pos[b]
-                ax.plot([xa, xb], [ya, yb], color="0.45", lw=0.9, zorder=1)
-                ax.text((xa + xb) / 2, (ya + yb) / 2, "yes" if is_left else "no",
-                        fontsize=fontsize - 1.5, color="0.3", style="italic",
-                        ha="center", va="center", zorder=2,
-                        bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none"))
-            for n in p.nodes:
-                x, y = pos[("node", n)]
-                # parse_math=False: a "$" in a feature name or a category
-                # prints as itself, never as matplotlib's mathtext
-                ax.text(x, y, _node_label(p.left_cond[n], names, wrap), ha="center",
-                        va="center", fontsize=fontsize, bbox=bbox_node, zorder=3,
-                        gid=NODE_GID, parse_math=False)
-            for j in p.leaves:
-                x, y = pos[("leaf", j)]
-                c = contrib[j]
-                fc = cmap(0.5 + 0.45 * c / vmax) if vmax > 0 else cmap(0.5)
-                label = f"#{rank[j]}\n{c:+.3g}"
-                if not p.paths[j]:
-                    label = f"{ALL_ROWS}\n" + label
-                if support is not None:
-                    label += f"\n{100 * support[j]:.0f}% rows"
-                dark = abs(c) > 0.6 * vmax
-                ax.text(x, y, label, ha="center", va="center", fontsize=fontsize,
-                        fontweight="bold", color="white" if dark else "black",
-                        bbox=dict(boxstyle="round,pad=0.35", fc=fc, ec="0.3", lw=0.8),
-                        zorder=3, gid=LEAF_GID)
-            root_x = (pos[("leaf", p.leaves[0])][0] + pos[("leaf", p.leaves[-1])][0]) / 2
-            ax.text(root_x, y_off + 0.55, block_label(ensemble, p.tree), ha="center",
-                    va="bottom", fontsize=fontsize, color="0.25")
-            x0 += p.width() + 0.5
-        y_off -= h
-    if linear:
-        y_off = _draw_linear(ax, linear, kept.size, y_off, fontsize, wrap)
-        row_w = max(row_w, 2.2 * min(len(linear), 6) - 0.6)
-    ax.set_xlim(-0.6, row_w - 0.4)
-    ax.set_ylim(min(y_off + 1.0, -1.0), 1.0)
-    if title:
-        if title is True:
-            from firecy.rules import count_antecedents
-
-            n_trees = len(set(model_tree_of(ensemble, kept).tolist()))
-            title = (f"{kept.size} rule{'' if kept.size == 1 else 's'} from {n_trees} "
-                     f"tree{'' if n_trees == 1 else 's'}, "
-                     f"{count_antecedents(ensemble, coef)} antecedents (orange)"
-                     + (f", {len(linear)} linear term{'' if len(linear) == 1 else 's'}"
-                        if linear else ""))
-        ax.set_title(title, fontsize=fontsize + 2, parse_math=False)
-    if not kept.size and not linear:
-        ax.text(0.5, 0.5, "no rules kept", ha="center", va="center",
-                transform=ax.transAxes)
-    return printable_texts(fig)
+    return rows
 
 
-def _draw_linear(ax, rows, n_rules, y_off, fontsize, wrap):
-    """The kept linear terms below the trees: a line each, six to a row;
-    returns the new bottom."""
-    for i, r in enumerate(rows):
-        col, line = i % 6, i // 6
-        x, y = 2.2 * col, y_off - 0.4 - 2.1 * line
-        rise = 0.3 if r["weight"] > 0 else -0.3
-        ax.plot([x - 0.6, x + 0.6], [y - rise, y + rise], lw=2.5, zorder=3,
-                color="#c0392b" if r["weight"] > 0 else "#2e6fb0")
-        name = textwrap.fill(str(r["rule"]).split(" per unit of ", 1)[-1], wrap)
-        ax.text(x, y - 0.5, f"#{n_rules + i + 1} {r['rule'].split(' per unit', 1)[0]} "
-                f"per unit\nof {name}", ha="center", va="top", fontsize=fontsize - 0.5,
-                gid=LINEAR_GID, parse_math=False)
-    return y_off - 2.1 * ((len(rows) - 1) // 6 + 1)
+def _place_row(ax, row, grid, x0, top):
+    """Place one row of trees with its top ``top`` inches down; returns its bottom."""
+    texts, size, col_w = grid["texts"], grid["size"], grid["col_w"]
+    root_y = top + grid["label_h"] + grid["gap"] + grid["box_h"] / 2
+    x = x0
+    for p in row:
+        tree_w = _tree_width(p, grid)
+        # the leaves' columns, centred under the tree's label
+        pos = {k: (x + (tree_w - p.width() * col_w) / 2 + (cx + 0.5) * col_w,
+                   root_y - cy * grid["level_h"])
+               for k, (cx, cy) in p.layout(0.0).items()}
+        for k, (cx, cy) in pos.items():
+            texts.boxes[(p.tree, k)].set_position((cx, -cy))
+        for a, b, t in texts.edges.get(p.tree, []):
+            (xa, ya), (xb, yb) = pos[a], pos[b]
+            ax.plot([xa, xb], [-ya, -yb], color="0.45", lw=0.9, zorder=1)
+            # the label in the middle of the free space between the two boxes
+            mid = ((ya + size[(p.tree, a)][1] / 2) + (yb - size[(p.tree, b)][1] / 2)) / 2
+            f = (mid - ya) / (yb - ya) if yb != ya else 0.5
+            t.set_position((xa + f * (xb - xa), -mid))
+        texts.labels[p.tree].set_position((x + tree_w / 2, -(top + grid["label_h"] / 2)))
+        x += tree_w + grid["tree_gap"]
+    depth = max(p.height for p in row)
+    return root_y + depth * grid["level_h"] + grid["box_h"] / 2

@@ -77,18 +77,16 @@ def pictures_section(est, X, names):
     from firecy.plotting import plot_path, plot_rules
 
     fig_rules = plot_rules(est, feature_names=names, X=X)
-    fig_path = plot_path(est.path_, budget=est.max_rules_, label="FIRE",
+    fig_path = plot_path(est, budget=est.max_rules_, label="FIRE",
                          selected=_selected_index(est))
     fig_path.axes[0].set_title("validation error along the regularisation path")
     return section("pictures", "Pictures",
                    figure(fig_rules, "The kept rules as the partial trees they come from "
                                      "(#: rank in the rules table; the leaf's contribution)."),
-                   figure(fig_path, narrow=True, caption="Validation error against the "
-                          "number of "
-                                    + ("terms (rules and linear terms)"
-                                       if est.model_.linear_offered else "rules")
-                                    + " along the path; the star marks the selected "
-                                      "point."))
+                   figure(fig_path, narrow=True,
+                          caption=f"Validation error against the "
+                                  f"{fig_path.axes[0].get_xlabel()} along the path; the "
+                                  f"star marks the selected point."))
 
 
 def comparison_section(est, ev, rows=None, note=None):
@@ -236,8 +234,8 @@ def _row_block(est, X, i, label_of, target, names):
         facts += f"; observed: {target}"
     picture = figure(plot_explanation(est, row, label=label, feature_names=names),
                      f"{label_of}: from the intercept plus baseline to the prediction, one "
-                     + ("bar per rule that holds and per linear term."
-                        if est.model_.n_linear_terms else "bar per rule that holds."))
+                     f"bar per term with a nonzero contribution (a rule that holds on the "
+                     f"row, or a linear term), under each the row's values it reads.")
     # the table and its picture side by side: the page half as long
     return Html(f"<h3>{text(label_of)}</h3>\n<p>{text(facts)}</p>\n"
                 + pair(body, picture))
