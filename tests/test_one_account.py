@@ -173,3 +173,19 @@ def test_explain_global_lists_every_term_without_nan(fitted):
         expected = np.mean(np.abs(term.weight * (x - term.center)))
         assert term.mean_abs_contribution == pytest.approx(expected, rel=1e-12)
         assert np.min(np.abs(scores - expected)) <= 1e-9 * expected
+
+
+def test_path_plot_counts_what_the_account_counts(fitted):
+    pytest.importorskip("matplotlib")
+    from firecy.plotting import plot_path
+
+    task, est, X, y = fitted
+    model = est.model_
+    label = plot_path(est).axes[0].get_xlabel()
+    if model.linear_offered:
+        assert label == "number of terms (rules and linear terms)"
+    else:
+        assert label == "number of rules"
+    # the selected point of the path counts the account's terms
+    k = int(np.argmin(np.abs(np.asarray(est.path_.lambdas) - est.lambda_)))
+    assert int(est.path_.n_rules[k]) == model.n_terms
