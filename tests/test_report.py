@@ -40,7 +40,7 @@ matplotlib.use("Agg")
 # the report's own markup: every element and attribute it writes
 ELEMENTS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "nav",
             "ul", "li", "a", "section", "table", "caption", "thead", "tbody", "tr", "th",
-            "td", "pre", "figure", "img", "figcaption", "strong", "div", "details", "summary"}
+            "td", "pre", "figure", "img", "figcaption", "strong", "div", "details", "summary", "br", "span"}
 ATTRIBUTES = {"lang", "charset", "http-equiv", "content", "name", "id", "href", "class",
               "alt", "src"}
 VOID = {"meta", "img", "br", "hr", "link", "input"}

@@ -138,6 +138,9 @@ figcaption { font-size: .85rem; color: #555; }
 nav ul { columns: 2; } .note { color: #555; font-size: .9rem; }
 .pair { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
 .pair > * { flex: 1 1 26rem; min-width: 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr));
+         gap: 0 1.5rem; }
+.cards h3 { margin-bottom: .2rem; } .cards p { margin-top: 0; font-size: .9rem; }
 details > summary { cursor: pointer; color: #444; margin: .4rem 0; }
 """
 

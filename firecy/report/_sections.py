@@ -32,10 +32,23 @@ def summary_section(est, X, names):
         ["raw scale (what the rules add to)", raw_scale_name(est, label)],
         ["training rows described", "-" if X is None else int(X.shape[0])],
     ])
-    # the summary's text repeats the rules table below: shown on request
-    return section("summary", "Summary", facts,
+    # the summary's text repeats the rules table below: shown on request; the
+    # path, which chose lambda, beside the facts
+    return section("summary", "Summary", pair(facts, _path_figure(est)),
                    details("The summary as text (estimator.summary())",
                            pre(est.summary(X=X, feature_names=names))))
+
+
+def _path_figure(est):
+    """The validation error along the path, the selected point starred."""
+    from firecy.plotting import plot_path
+
+    fig_path = plot_path(est, budget=est.max_rules_, label="FIRE",
+                         selected=_selected_index(est))
+    fig_path.axes[0].set_title("validation error along the regularisation path")
+    return figure(fig_path, caption=f"Validation error against the "
+                                    f"{fig_path.axes[0].get_xlabel()} along the path; the "
+                                    f"star marks the selected point.")
 
 
 def rules_section(est, names):
@@ -73,20 +86,13 @@ def _selected_index(est):
 
 
 def pictures_section(est, X, names):
-    """The rules drawn as partial trees, and the regularisation path."""
-    from firecy.plotting import plot_path, plot_rules
+    """The rules drawn as partial trees (the path is in the summary)."""
+    from firecy.plotting import plot_rules
 
     fig_rules = plot_rules(est, feature_names=names, X=X)
-    fig_path = plot_path(est, budget=est.max_rules_, label="FIRE",
-                         selected=_selected_index(est))
-    fig_path.axes[0].set_title("validation error along the regularisation path")
     return section("pictures", "Pictures",
                    figure(fig_rules, "The kept rules as the partial trees they come from "
-                                     "(#: rank in the rules table; the leaf's contribution)."),
-                   figure(fig_path, narrow=True,
-                          caption=f"Validation error against the "
-                                  f"{fig_path.axes[0].get_xlabel()} along the path; the "
-                                  f"star marks the selected point."))
+                                     "(#: rank in the rules table; the leaf's contribution)."))
 
 
 def comparison_section(est, ev, rows=None, note=None):
@@ -113,7 +119,7 @@ def _reliability_figure(rel, what):
     from firecy.plotting._common import _require_matplotlib
 
     Figure = _require_matplotlib()
-    fig = Figure(figsize=(5.0, 4.2), layout="constrained")
+    fig = Figure(figsize=(4.2, 3.4), layout="constrained")
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1, label="perfect calibration")
     w = np.asarray(rel["weight"], dtype=float)
@@ -204,7 +210,8 @@ def _short_text(record):
 
 
 def _row_block(est, X, i, label_of, target, names):
-    """One explained row: its terms that fire, their sum, the waterfall."""
+    """One explained row: its card (name, prediction, waterfall) and its terms
+    that fire (for the rows' common table)."""
     from firecy.estimators._explain import raw_scale_name
     from firecy.plotting import plot_explanation
     from firecy.plotting._explanation import one_row
@@ -218,12 +225,6 @@ def _row_block(est, X, i, label_of, target, names):
         label = label.item() if hasattr(label, "item") else label
         records = [r for r in records if r["class"] == label]
     total = float(sum(r["contribution"] for r in records))
-    # a forest's baseline is 0: no row of its own (the sum is unchanged)
-    shown = [r for r in records if not (r["kind"] == "baseline" and r["contribution"] == 0)]
-    rows = [[_short_text(r), _values(r["features"]) if r["features"] else "", r["contribution"]]
-            for r in shown]
-    rows.append([Html("<strong>sum: the prediction</strong>"), "", total])
-    body = table(["term", "the row's values", "contribution"], rows, numeric={2}, digits=6)
     scale = raw_scale_name(est, label)
     facts = f"{scale} = {total:.6g}"
     if hasattr(est, "predict_proba"):
@@ -233,22 +234,53 @@ def _row_block(est, X, i, label_of, target, names):
     if target is not None:
         facts += f"; observed: {target}"
     picture = figure(plot_explanation(est, row, label=label, feature_names=names),
-                     f"{label_of}: from the intercept plus baseline to the prediction, one "
-                     f"bar per term with a nonzero contribution (a rule that holds on the "
-                     f"row, or a linear term), under each the row's values it reads.")
-    # the table and its picture side by side: the page half as long
-    return Html(f"<h3>{text(label_of)}</h3>\n<p>{text(facts)}</p>\n"
-                + pair(body, picture))
+                     f"{label_of}: its column of the table below, as a waterfall.")
+    card = Html(f'<div><h3>{text(label_of)}</h3>\n<p>{text(facts)}</p>\n{picture}</div>')
+    return card, records, total
+
+
+def _rows_table(blocks, names_of_rows):
+    """One table for the explained rows: a line per term that fires on any of
+    them, a column per row (the contribution, and the row's values it reads)."""
+    order, texts = [], {}
+    for _, records, _ in blocks:
+        for r in records:
+            # a forest's baseline is 0: no line of its own (the sums are unchanged)
+            if r["kind"] == "baseline" and r["contribution"] == 0:
+                continue
+            key = (r["term"], r.get("class"))
+            if key not in texts:
+                order.append(key)
+                texts[key] = _short_text(r)
+    rows = []
+    for key in order:
+        line = [texts[key]]
+        for _, records, _ in blocks:
+            hit = next((r for r in records if (r["term"], r.get("class")) == key), None)
+            if hit is None:
+                line.append(Html("\u2013"))
+            elif hit["features"]:
+                line.append(Html(f'{text(format(hit["contribution"], ".6g"))}<br>'
+                                 f'<span class="note">{text(_values(hit["features"]))}'
+                                 "</span>"))
+            else:
+                line.append(hit["contribution"])
+        rows.append(line)
+    rows.append([Html("<strong>sum: the prediction</strong>")]
+                + [total for _, _, total in blocks])
+    return table(["term"] + list(names_of_rows), rows,
+                 numeric=set(range(1, len(blocks) + 1)), digits=6)
 
 
 def rows_section(est, X, y, which, rows=None, n_rows=3, names=None, row_names=None):
-    """A few rows explained term by term (``row_names``: each row's name)."""
+    """A few rows explained term by term (``row_names``: each row's name): the
+    rows' waterfalls side by side, then one table of their terms."""
     if X is None:
         return section("rows", "Explained rows", "No rows were given to explain.")
     if row_names is not None and len(row_names) != X.shape[0]:
         raise ValueError(f"row_names has {len(row_names)} names for {X.shape[0]} rows")
     picks = chosen_rows(est, X, rows=rows, n_rows=n_rows)
-    blocks = []
+    blocks, labels = [], []
     for i in picks:
         label_of = (f"Row {i} (position in the {which} rows)" if row_names is None
                     else str(row_names[i]))
@@ -259,13 +291,23 @@ def rows_section(est, X, y, which, rows=None, n_rows=3, names=None, row_names=No
                       if getattr(np.asarray(y).dtype, "names", None)
                       else display_value(yi.item() if hasattr(yi, "item") else yi))
         blocks.append(_row_block(est, X, i, label_of, target, names))
+        labels.append(label_of)
     how = ("the rows asked for" if rows is not None else
            "the rows with the lowest and the highest prediction, and evenly between")
+    parts = []
+    if blocks:
+        parts = [Html('<div class="cards">' + "".join(b[0] for b in blocks) + "</div>"),
+                 _rows_table(blocks, labels)]
     return section("rows", "Explained rows",
                    f"Each prediction is the sum of its terms: the intercept, the ensemble's "
                    f"baseline, the contributions of the rules that hold on the row"
                    + (" and of the linear terms" if est.model_.n_linear_terms else "")
-                   + f" (estimator.explain). Shown: {how}, of the {which} rows.", *blocks)
+                   + f" (estimator.explain). Shown: {how}, of the {which} rows; the table "
+                     "gives each term's contribution to each row, and under it the row's "
+                     "values the term reads (\u2013: the rule does not hold). Each waterfall "
+                     "goes from the intercept plus baseline to the prediction, one bar per "
+                     "term with a nonzero contribution (a rule that holds on the row, or a "
+                     "linear term), under each the row's values it reads.", *parts)
 
 
 def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names,
