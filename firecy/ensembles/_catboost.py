@@ -262,17 +262,19 @@ class CatBoostAdapter(Adapter):
             "on the labels themselves (one-hot)")
 
     def _label_counts(self, names) -> str:
+        """" (X holds 4 labels of 'colour')", or "" without X."""
         X = self._features._X
         if X is None or not names or self._features.names is None:
             return ""
         counts = []
         for name in names:
-            col = self._features.names.index(name)
             try:
-                counts.append(f"{name!r}: {len(set(_column(X, col, codes=False).tolist()))}")
+                col = self._features.names.index(name)
+                n = len(set(_column(X, col, codes=False).tolist()))
             except Exception:   # X is not the model's frame: no count
                 return ""
-        return " (in X, " + ", ".join(counts) + ")"
+            counts.append(f"{n} labels of {name!r}" if not counts else f"{n} of {name!r}")
+        return " (X holds " + ", ".join(counts) + ")"
 
     def _tree_structure(self, tree, K):
         splits = tree.get("splits", []) or []
@@ -290,7 +292,7 @@ class CatBoostAdapter(Adapter):
         special = {}
         per_level = [self._split(s) for s in splits]
         for i in range(n_internal):
-            kind, f, thr, m_left, pair = per_level[int(level[i])]
+            f, thr, m_left, pair = per_level[int(level[i])]
             feature[i], threshold[i], missing_left[i] = f, thr, m_left
             if pair is not None:
                 special[i] = pair
@@ -303,13 +305,13 @@ class CatBoostAdapter(Adapter):
         return struct, values
 
     def _split(self, s):
-        """(kind, column, threshold, missing goes left, special pair) of a split."""
+        """(column, threshold, missing goes left, special pair or None) of a split."""
         feats = self._features
         if s["split_type"] == "FloatFeature":
             i = int(s["float_feature_index"])
             border = float(np.float32(s["border"]))
             # AsTrue: NaN reads as +inf (right); AsFalse, AsIs: it goes left
-            return "float", feats.float_column[i], border, feats.treatment[i] != "AsTrue", None
+            return feats.float_column[i], border, feats.treatment[i] != "AsTrue", None
         c = int(s["cat_feature_index"])
         col = feats.cat_column[c]
         label = feats.label(c, s["value"])
@@ -318,7 +320,7 @@ class CatBoostAdapter(Adapter):
         # missing flags only keep the two branches complementary
         pair = (Condition(col, "not in", categories=(label,), missing=True, **kw),
                 Condition(col, "in", categories=(label,), missing=False, **kw))
-        return "onehot", col, 0.0, True, pair
+        return col, 0.0, True, pair
 
     # -- data ---------------------------------------------------------------
     def _check_missing(self, X):
