@@ -360,3 +360,25 @@ def test_fire_on_catboost_ctr_model_is_refused_naming_the_feature():
     with pytest.raises(ValueError, match="CTRs.*'colour'.*one_hot_max_size"):
         FIRERegressor(cb.CatBoostRegressor(cat_features=("colour",), **COMMON),
                       random_state=0).fit(df, y)
+
+
+# -- the "any model" benchmark's CatBoost row ----------------------------------
+def test_any_model_benchmark_cb_is_catboost_at_its_defaults():
+    import importlib.util
+    import pathlib
+
+    path = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "any_model"
+            / "any_model.py")
+    spec = importlib.util.spec_from_file_location("any_model_bench_cb", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # fitted only when named: the default list (every older command) is unchanged
+    assert "cb" not in bench.models("regression", 0, noise_floor=True)
+    for task, cls in (("regression", cb.CatBoostRegressor),
+                      ("classification", cb.CatBoostClassifier)):
+        model = bench.models(task, 7, n_jobs=1, optional=("cb",))["cb"]
+        assert type(model) is cls
+        # the seed, the threads and the silence are the only parameters set
+        assert model.get_params() == {**cls().get_params(), "random_seed": 7,
+                                      "thread_count": 1, "verbose": 0,
+                                      "allow_writing_files": False}

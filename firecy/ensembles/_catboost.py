@@ -121,6 +121,10 @@ class _Features:
         self._model, self._X = model, X
         self._labels = None
 
+    def release(self):
+        """Drop the data and the model, once every split is read."""
+        self._X = self._model = self._labels = None
+
     def name(self, column) -> str:
         return self.names[column] if self.names else f"x{column}"
 
@@ -237,6 +241,7 @@ class CatBoostAdapter(Adapter):
             for k in range(K):
                 blocks.append(Block(struct, values[:, k], k, float(scale), t))
         self.blocks = blocks
+        feats.release()   # the labels are read: keep no copy of X in the ensemble
 
     def _check_no_ctr(self, trees):
         splits = [s for tree in trees for s in (tree.get("splits", []) or [])]
