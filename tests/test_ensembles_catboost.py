@@ -226,6 +226,7 @@ def _one_hot_model(df, y, **kw):
 @pytest.mark.parametrize("as_category", [True, False])
 def test_one_hot_splits_read_by_label(as_category):
     df, y = _colour_frame(as_category=as_category)
+    df.loc[::9, "b"] = np.nan   # a float feature after the categorical column, with NaN
     model = _one_hot_model(df, y, depth=4)
     ens = rule_ensemble_from_model(model, X=df)
     assert ens.feature_names == list(df.columns)
@@ -237,6 +238,7 @@ def test_one_hot_splits_read_by_label(as_category):
     check_printed_rules(ens, df)
     # new data: an unseen label, and the categories in another order
     new, _ = _colour_frame(seed=3, n=200, as_category=as_category)
+    new.loc[::5, "b"] = np.nan
     new.loc[::7, "colour"] = "black" if not as_category else None
     if as_category:
         new["colour"] = pd.Categorical(
@@ -382,3 +384,46 @@ def test_any_model_benchmark_cb_is_catboost_at_its_defaults():
         assert model.get_params() == {**cls().get_params(), "random_seed": 7,
                                       "thread_count": 1, "verbose": 0,
                                       "allow_writing_files": False}
+
+
+def test_trees_without_splits_and_sparse_input():
+    import scipy.sparse as sp
+
+    X, y = make_data("regression")
+    ens = rule_ensemble_from_model(cb.CatBoostRegressor(**{**COMMON, "depth": 0}).fit(X, y))
+    assert ens.tree_sizes.tolist() == [1] * ens.n_trees and ens.rule_text(0) == "(all rows)"
+    check_rule_ensemble(ens, X)
+    X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
+    for nan_mode in ("Min", "Forbidden"):
+        model = cb.CatBoostRegressor(nan_mode=nan_mode, **COMMON).fit(X, y)
+        ens = rule_ensemble_from_model(model)
+        Xs = sp.csr_matrix(X)   # implicit entries are 0 to CatBoost, as to the rules
+        np.testing.assert_array_equal(ens.leaf_table(Xs), ens.leaf_table(X))
+        check_rule_ensemble(ens, Xs)
+    Xs.data[0] = np.nan
+    with pytest.raises(ValueError, match="Forbidden"):
+        ens.rule_mask(0, Xs)
+
+
+def test_predict_raw_with_weights_routes_the_chosen_trees_only():
+    # a few nonzero weights in two distant trees: one CatBoost call over the
+    # range of trees that holds them (apply_sources), the same sums as the
+    # full design
+    model, ens, _, X_new = fitted("depth6_nan_max")
+    coef = np.zeros(ens.n_rules)
+    for t in (3, 15):
+        lo, hi = ens.block_ptr[t], ens.block_ptr[t + 1]
+        coef[lo:hi:5] = np.linspace(-1.0, 2.0, len(range(lo, hi, 5)))
+    expected = ens.design(X_new) @ coef + ens.baseline(X_new)
+    np.testing.assert_allclose(ens.predict_raw(X_new, coef), expected, rtol=1e-12)
+    np.testing.assert_array_equal(ens.leaf_table(X_new, blocks=[15, 3]),
+                                  ens.leaf_table(X_new)[:, [15, 3]])
+
+
+def test_model_shrink_keeps_the_first_trees():
+    X, y = make_data("regression")
+    model = cb.CatBoostRegressor(model_shrink_rate=0.05, **COMMON).fit(X, y)
+    model.shrink(7)
+    ens = rule_ensemble_from_model(model)
+    assert ens.n_trees == model.tree_count_ == 7
+    check_rule_ensemble(ens, X)

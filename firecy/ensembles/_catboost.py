@@ -38,6 +38,7 @@ import os
 import tempfile
 
 import numpy as np
+import scipy.sparse as sp
 
 from firecy.ensembles._condition import Condition
 from firecy.ensembles._reading import _column
@@ -331,8 +332,13 @@ class CatBoostAdapter(Adapter):
     def _check_missing(self, X):
         if not self.nan_forbidden:
             return
+        if sp.issparse(X):   # only the stored entries can be NaN
+            X = sp.csc_matrix(X)
         for col in self._features.float_column:
-            x = np.asarray(_column(X, col), dtype=np.float64)
+            if sp.issparse(X):
+                x = X.data[X.indptr[col]:X.indptr[col + 1]]
+            else:
+                x = np.asarray(_column(X, col), dtype=np.float64)
             if np.isnan(x).any():
                 raise ValueError(
                     f"X has missing values in {self._features.name(col)!r}, and the "
