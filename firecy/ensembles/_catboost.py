@@ -178,19 +178,23 @@ class _Features:
                 "data the model was fitted on as X (rule_ensemble_from_model(model, X=X)), "
                 "from which firecy reads the labels")
         import catboost
+        import pandas as pd   # a dependency of catboost
 
-        cat_columns = sorted(self.cat_column)
-        pool = catboost.Pool(X, cat_features=cat_columns)
+        # one row per label of each categorical column is enough to hash them all
+        columns = {col: pd.Series(_column(X, col, codes=False)) for col in self.cat_column}
+        rows = np.unique(np.concatenate(
+            [np.flatnonzero(~s.duplicated().to_numpy()) for s in columns.values()]))
+        few = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[rows]
+        pool = catboost.Pool(few, cat_features=sorted(self.cat_column))
         hashes = _model_json(self._model, pool).get("features_info", {}).get(
             "cat_features_hash", []) or []
         by_text = {int(h["hash"]): str(h["value"]) for h in hashes}
         out = {}
         for c, col in enumerate(self.cat_column):
-            values = _column(X, col, codes=False)
             # CatBoost hashes the text of a label (str(3) for 3): map it back to
             # the value X holds, which is what the rules compare
             originals = {}
-            for v in values:
+            for v in columns[col].iloc[rows]:
                 originals.setdefault(str(v), v.item() if hasattr(v, "item") else v)
             out[c] = {h: originals.get(text, text) for h, text in by_text.items()
                       if text in originals}
