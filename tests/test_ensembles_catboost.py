@@ -195,6 +195,13 @@ def test_scale_and_bias_are_tree_scale_and_baseline():
     assert ens.constant_baseline()[0] == pytest.approx(model.get_scale_and_bias()[1])
     y = make_data("regression")[1]
     assert ens.constant_baseline()[0] == pytest.approx(y.mean(), abs=0.05 * y.std())
+    # a classifier boosts from the base rate's log-odds only when asked to
+    _, ens, X, _ = fitted("binary")
+    np.testing.assert_array_equal(ens.constant_baseline(), [0.0])
+    model, ens, X, _ = fitted("binary_boost_from_average")
+    y = make_data("binary")[1]
+    assert ens.constant_baseline()[0] == pytest.approx(np.log(y.mean() / (1 - y.mean())),
+                                                      abs=0.05)
 
 
 def test_leaf_index_bit_k_is_split_k():
