@@ -196,9 +196,9 @@ def test_scale_and_bias_are_tree_scale_and_baseline():
     y = make_data("regression")[1]
     assert ens.constant_baseline()[0] == pytest.approx(y.mean(), abs=0.05 * y.std())
     # a classifier boosts from the base rate's log-odds only when asked to
-    _, ens, X, _ = fitted("binary")
+    _, ens, _, _ = fitted("binary")
     np.testing.assert_array_equal(ens.constant_baseline(), [0.0])
-    model, ens, X, _ = fitted("binary_boost_from_average")
+    _, ens, _, _ = fitted("binary_boost_from_average")
     y = make_data("binary")[1]
     assert ens.constant_baseline()[0] == pytest.approx(np.log(y.mean() / (1 - y.mean())),
                                                       abs=0.05)
@@ -416,7 +416,7 @@ def test_predict_raw_with_weights_routes_the_chosen_trees_only():
     # a few nonzero weights in two distant trees: one CatBoost call over the
     # range of trees that holds them (apply_sources), the same sums as the
     # full design
-    model, ens, _, X_new = fitted("depth6_nan_max")
+    _, ens, _, X_new = fitted("depth6_nan_max")
     coef = np.zeros(ens.n_rules)
     for t in (3, 15):
         lo, hi = ens.block_ptr[t], ens.block_ptr[t + 1]
