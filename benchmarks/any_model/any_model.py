@@ -17,6 +17,10 @@ training rows at their library defaults:
   ``n_jobs`` OpenMP threads: it has no ``n_jobs`` of its own).  ``gb`` is
   skipped on a dataset with missing values (biopsy): the library refuses
   them, and imputing would change the data the other models see.
+* ``cb`` (issue 49, only when ``--models`` names it): ``CatBoost*()`` (1000
+  symmetric trees of depth 6), with ``random_seed=seed``, ``thread_count``
+  ``n_jobs`` and its console output and training files off (``verbose=0``,
+  ``allow_writing_files=False``: they change nothing in the model).
 
 Then FIRE at its defaults (``rule_depth="auto"``) on each prefitted model, the
 same folds (``random_state=seed``) for every model of a split; the reference
@@ -93,7 +97,7 @@ QUICK = ("diabetes", "breast_cancer")
 REFERENCE, NOISE_FLOOR = "rf3x500", "rf3x500b"
 # fitted only when --models names them: the default list (and so every older
 # command and saved row) stays rf3x500, rf3x500b, rf, xgb, lgbm
-OPTIONAL = ("gb", "hgb")
+OPTIONAL = ("gb", "hgb", "cb")
 MODELS = (REFERENCE, NOISE_FLOOR, "rf", "xgb", "lgbm") + OPTIONAL
 # models whose library refuses missing values (biopsy has some): skipped there
 NO_NAN = ("gb",)
@@ -180,6 +184,11 @@ def models(task, seed, n_jobs=2, noise_floor=False, optional=()):
     if "hgb" in optional:
         out["hgb"] = (ensemble.HistGradientBoostingRegressor if reg
                       else ensemble.HistGradientBoostingClassifier)(random_state=seed)
+    if "cb" in optional:
+        import catboost
+
+        out["cb"] = (catboost.CatBoostRegressor if reg else catboost.CatBoostClassifier)(
+            random_seed=seed, thread_count=n_jobs, verbose=0, allow_writing_files=False)
     return out
 
 

@@ -9,7 +9,9 @@ numpy vectorisation.
 Supported: scikit-learn forests, extra trees, gradient boosting,
 HistGradientBoosting and single decision trees; XGBoost (sklearn wrapper or
 Booster; gbtree, dart, random-forest mode); LightGBM (sklearn wrapper or
-Booster; gbdt, rf, dart, goss).  XGBoost and LightGBM are optional extras.
+Booster; gbdt, rf, dart, goss); CatBoost (CatBoostRegressor, CatBoostClassifier
+or CatBoost; symmetric trees).  XGBoost, LightGBM and CatBoost are optional
+extras.
 """
 from firecy.ensembles._base import RuleEnsemble
 from firecy.ensembles._condition import Condition
@@ -24,7 +26,8 @@ def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemb
     model : fitted estimator or booster
         scikit-learn forests, extra trees, (histogram) gradient boosting and
         single decision trees; XGBoost ``XGBModel`` or ``Booster``; LightGBM
-        ``LGBMModel`` or ``Booster``.
+        ``LGBMModel`` or ``Booster``; CatBoost ``CatBoostRegressor``,
+        ``CatBoostClassifier`` or ``CatBoost`` (symmetric trees).
     feature_names : sequence of str, optional
         Override the model's feature names.
     X : DataFrame, optional
@@ -33,7 +36,9 @@ def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemb
         written by XGBoost 3.1 to 3.3 from a pandas frame whose category
         labels are not all ASCII: such a model stores those labels cut short,
         so firecy takes them from ``X``, after checking that they are the ones
-        the model stored.  Ignored otherwise.
+        the model stored.  Also read for a CatBoost model with one-hot
+        categorical splits, which stores only a hash of each label: the
+        labels are X's, hashed by CatBoost.  Ignored otherwise.
 
     Returns
     -------
@@ -46,9 +51,10 @@ def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemb
     ValueError
         If the model is not fitted (sklearn's ``NotFittedError`` is a
         ``ValueError``), or cannot be expressed as rules (XGBoost gblinear,
-        LightGBM ``linear_tree``, vector-leaf trees), or is an XGBoost model
-        whose category labels are stored cut short and ``X`` does not give
-        them.
+        LightGBM ``linear_tree``, vector-leaf trees, CatBoost trees that are
+        not symmetric or split on target statistics of categories), or is
+        an XGBoost model whose category labels are stored cut short, or a
+        CatBoost model with one-hot splits, and ``X`` does not give them.
 
     Examples
     --------

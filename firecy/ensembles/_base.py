@@ -38,7 +38,7 @@ class RuleEnsemble(EnsembleRouting):
 
     Attributes
     ----------
-    source : {"sklearn", "xgboost", "lightgbm"}
+    source : {"sklearn", "xgboost", "lightgbm", "catboost"}
     n_features_in_ : int
     feature_names : list of str
         From the model when it has them (pandas columns, XGBoost
@@ -94,12 +94,13 @@ class RuleEnsemble(EnsembleRouting):
     Raw prediction, per model type:
 
     * boosting (sklearn GradientBoosting and HistGradientBoosting, XGBoost,
-      LightGBM): the margin before the inverse link, i.e. ``decision_function``
+      LightGBM, CatBoost): the margin before the inverse link, i.e. ``decision_function``
       for sklearn classifiers, ``predict`` for sklearn GradientBoosting
       regressors, ``_raw_predict`` for HistGradientBoosting (equal to
       ``predict`` for the squared error), ``predict(output_margin=True)`` for
       XGBoost, ``predict(raw_score=True)`` for LightGBM (divided by the number
-      of iterations in random-forest mode, which averages);
+      of iterations in random-forest mode, which averages),
+      ``predict(prediction_type="RawFormulaVal")`` for CatBoost;
     * sklearn random forests and extra trees: ``predict`` for regressors,
       ``predict_proba[:, 1]`` for binary classifiers and ``predict_proba`` for
       multi-class classifiers, whose design has one block per (tree, class)

@@ -1,7 +1,7 @@
 """Pick the adapter for a fitted model.
 
-XGBoost and LightGBM are optional: they are only imported when the model
-comes from them (then they are already imported by whoever built it).
+XGBoost, LightGBM and CatBoost are optional: they are only imported when the
+model comes from them (then they are already imported by whoever built it).
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ SUPPORTED = (
     "scikit-learn RandomForest/ExtraTrees (regressor, classifier), "
     "GradientBoosting, HistGradientBoosting and DecisionTree models; "
     "XGBoost XGBModel or Booster (gbtree, dart); "
-    "LightGBM LGBMModel or Booster"
+    "LightGBM LGBMModel or Booster; "
+    "CatBoost CatBoostRegressor, CatBoostClassifier or CatBoost (symmetric trees)"
 )
 
 
@@ -25,7 +26,8 @@ def make_adapter(model, X=None):
     """The adapter of ``model`` (see :func:`firecy.ensembles.rule_ensemble_from_model`).
 
     ``X`` (the training frame) is only read by XGBoost, for labels its model
-    does not store exactly.
+    does not store exactly, and by CatBoost, whose model stores only hashes of
+    the labels of its one-hot splits.
     """
     adapter = sklearn_adapter(model)
     if adapter is not None:
@@ -40,6 +42,11 @@ def make_adapter(model, X=None):
         from firecy.ensembles._lightgbm import LightGBMAdapter
 
         return LightGBMAdapter(model)
+    cb = sys.modules.get("catboost")
+    if cb is not None and isinstance(model, cb.CatBoost):
+        from firecy.ensembles._catboost import CatBoostAdapter
+
+        return CatBoostAdapter(model, X=X)
     cls = type(model)
     raise TypeError(
         f"firecy cannot extract rules from a {cls.__module__}.{cls.__qualname__}; "

@@ -155,7 +155,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         (learning rate, residuals), so under "leaf" its later trees' rules
         cost more and FIRE keeps rules of the first few trees. "auto": "unit"
         for boosted ensembles (GradientBoosting, HistGradientBoosting,
-        XGBoost and LightGBM boosters of more than one round), "leaf" for
+        XGBoost, LightGBM and CatBoost boosters of more than one round), "leaf" for
         forests, extra trees and single trees (and one boosting round, and
         XGBoost / LightGBM in random-forest mode), whose
         trees share one scale. The choice made is ``rule_values_``;

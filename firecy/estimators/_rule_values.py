@@ -45,8 +45,8 @@ def is_boosted(model, ensemble):
 
     True for more than one boosting round of scikit-learn's GradientBoosting
     and HistGradientBoosting, XGBoost (the rounds the model predicts with:
-    ``best_iteration + 1`` after early stopping) and LightGBM models that do
-    not average their trees; False for random forests, extra trees, single
+    ``best_iteration + 1`` after early stopping), LightGBM models that do
+    not average their trees, and CatBoost; False for random forests, extra trees, single
     trees and one boosting round of any library (one tree per class, or
     XGBoost's parallel trees of one round: ``XGBRF*``), and LightGBM's
     ``boosting="rf"``.  The trees of one round are fitted to the same
@@ -79,6 +79,8 @@ def is_boosted(model, ensemble):
     if source == "lightgbm":
         # LightGBM's rf mode averages its trees (``average_output``)
         return rounds > 1 and not bool(getattr(ensemble._adapter, "average", False))
+    if source == "catboost":
+        return rounds > 1
     raise ValueError(f"unknown ensemble source {source!r}")  # pragma: no cover
 
 

@@ -156,7 +156,7 @@ def _no_split_reason(target, model, X):
             "scikit-learn's trees do not split a node whose variance is below 2.2e-16, "
             f"so a target of scale {scale:.3g} needs rescaling (divide y by its "
             "standard deviation)")
-    lib = {"lightgbm": "LightGBM", "xgboost": "XGBoost"}.get(library, library)
+    lib = {"lightgbm": "LightGBM", "xgboost": "XGBoost", "catboost": "CatBoost"}.get(library, library)
     if scale > 1e150 or scale < 1e-6:
         what = ("overflow float64" if scale > 1 else
                 f"fall below {lib}'s minimum split gain")

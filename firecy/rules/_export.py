@@ -106,6 +106,9 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         "lightgbm": "LightGBM compares float64 x <= threshold and reads every "
                     "|x| <= 1.0000000180025095e-35 (its kZeroThreshold, float32(1e-35)) "
                     "as 0; a category it was not fitted with counts as missing",
+        "catboost": "CatBoost compares float32(x) <= border (the float64 comparisons "
+                    "below are equivalent); a category it was not fitted with equals "
+                    "none of its one-hot labels",
     }.get(ensemble.source, "")
     used.update(f for _, f, *_ in linear)
     return ExportPlan(

@@ -308,7 +308,8 @@ def _by_label(parsed, X):
         return True
     if hasattr(X, "iloc"):
         kind = X.dtypes.iloc[parsed.feature]
-        return getattr(kind, "name", None) == "category" or kind == object
+        # object, or pandas' string dtype (its kind is "O" too)
+        return getattr(kind, "name", None) == "category" or getattr(kind, "kind", None) == "O"
     return X.dtype == object
 
 
