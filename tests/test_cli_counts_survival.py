@@ -9,7 +9,7 @@ import pytest
 
 from firecy.cli import main
 from firecy.datafits._poisson_loss import poisson_deviance
-from firecy.estimators._survival_metrics import concordance_index
+from firecy._metrics import concordance_index
 
 SMALL = ["--n-trees", "30", "--n-lambdas", "15", "--n-jobs", "1", "--no-progress",
          "--cv", "3"]

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from firecy.datafits._cox_loss import CoxLoss, check_survival_target
 from firecy.datafits._poisson_loss import PoissonLoss, check_counts, log_exposure
-from firecy.estimators._survival_metrics import concordance_index
+from firecy._metrics import concordance_index
 from firecy.penalties import L1, MCP, L1Fusion
 from firecy.solver import BlockDesign
 from firecy.solver._irls import IRLSProblem, irls_path, irls_refine, irls_solve

@@ -23,7 +23,7 @@ from sklearn.model_selection import KFold
 
 from firecy import FIREPoissonRegressor, FIRESurvivalRegressor
 from firecy.datafits._poisson_loss import poisson_deviance
-from firecy.estimators._survival_metrics import concordance_index
+from firecy._metrics import concordance_index
 
 
 def _codes(df):

@@ -47,7 +47,7 @@ from firecy.datafits._cox_loss import cox_deviance  # noqa: E402
 from firecy.estimators import _survival  # noqa: E402
 from firecy.estimators._glm_paths import CoxPaths, cox_validation_loss  # noqa: E402
 from firecy.solver import BlockDesign  # noqa: E402
-from firecy.estimators._survival_metrics import concordance_index  # noqa: E402
+from firecy._metrics import concordance_index  # noqa: E402
 
 CRITERIA = ("pl", "pl_1se", "c", "c_1se", "pooled_pl", "pooled_c", "vvh", "vvh_1se")
 _PATHS = []

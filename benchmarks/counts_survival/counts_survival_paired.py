@@ -44,7 +44,7 @@ import counts_survival as cs  # noqa: E402
 from firecy import FIREPoissonRegressor, FIRESurvivalRegressor  # noqa: E402
 from firecy.datafits._cox_loss import cox_deviance  # noqa: E402
 from firecy.datafits._poisson_loss import log_exposure, poisson_deviance  # noqa: E402
-from firecy.estimators._survival_metrics import concordance_index  # noqa: E402
+from firecy._metrics import concordance_index  # noqa: E402
 
 
 def _trees_used(fire):

@@ -26,7 +26,7 @@ import scipy.linalg
 from scipy.special import expit
 
 from firecy._dask._parts import aligned, as_1d, check_rows, concat, partition_lengths
-from firecy.rules._inputs import tree_of, unknown_outside_blocks
+from firecy.rules import tree_of, unknown_outside_blocks
 
 __all__ = ["fit_dask", "default_sample_size"]
 

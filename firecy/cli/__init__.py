@@ -46,7 +46,7 @@ import warnings  # noqa: F401 (tests time the progress counter through firecy.cl
 from firecy.cli._errors import PROG, CLIError, one_line
 from firecy.cli._parser import build_parser
 from firecy.cli._progress import fit_with_progress as _fit_fire  # noqa: F401
-from firecy.rules._json import rules_json  # noqa: F401 (lives in firecy.rules)
+from firecy.rules import rules_json
 
 __all__ = ["main", "build_parser"]
 

@@ -12,7 +12,7 @@ import numpy as np
 from firecy.cli._csv import read_csv
 from firecy.cli._errors import CLIError
 from firecy.cli._extract import check_output_file
-from firecy.rules._json import json_value
+from firecy.rules import json_value
 
 __all__ = ["run_card"]
 
@@ -21,8 +21,8 @@ def card_json(clf, names):
     """The card as a JSON-ready dict: the rules with their points (and
     conditions, exact), the starting points, the scale and the score -> risk
     table."""
-    from firecy.rules._json import condition_dict
-    from firecy.ensembles._simplify import simplify_conditions
+    from firecy.rules import condition_dict
+    from firecy.ensembles import simplify_conditions
 
     card, ens = clf.card_, clf.model_.ensemble_
     return {

@@ -108,7 +108,7 @@ def _write_csv(records, path, classification, lines):
 
 def run_explain(args):
     """``firecy explain``."""
-    from firecy.estimators._explain import raw_scale_name
+    from firecy.rules import raw_scale_name
 
     from firecy.cli._text_columns import csv_line_numbers, model_frame
 

@@ -10,8 +10,8 @@ from firecy.cli._output import prepare_dir, print_rules, save_pictures
 from firecy.cli._report import save_report
 from firecy.cli._text_columns import NATIVE_CATEGORY_MODELS
 from firecy._escape import json_text
-from firecy.rules._export import rules_python, rules_sql
-from firecy.rules._json import json_value, rules_json
+from firecy.rules import rules_python, rules_sql
+from firecy.rules import json_value, rules_json
 
 __all__ = ["run_extract", "read_data", "fit_job", "check_output_file"]
 

@@ -136,8 +136,8 @@ def glm_fit(est, X, y, task, progress):
 
 def glm_scores(est, X, y, task, model=None):
     """Test scores of a FIRE estimator, or of its fitted ``model`` itself."""
-    from firecy.datafits._poisson_loss import poisson_deviance
-    from firecy.estimators._survival_metrics import concordance_index
+    from firecy.datafits import poisson_deviance
+    from firecy._metrics import concordance_index
 
     if task == "poisson":
         counts, exposure = y[:, 0], y[:, 1]

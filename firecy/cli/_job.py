@@ -84,7 +84,7 @@ def _class_scores(est, X, y):
     """Test accuracy, log-loss and AUC (one-vs-rest macro for K > 2)."""
     from sklearn.metrics import log_loss
 
-    from firecy.estimators._class_scoring import roc_auc
+    from firecy._metrics import roc_auc
 
     proba = est.predict_proba(X)
     classes = est.classes_

@@ -47,9 +47,9 @@ def print_rules(res, args, names, table=True):
     from firecy.rules import rules_report
 
     from firecy.cli._rounding import display_ensemble
-    from firecy.rules._report import estimator_intercept
+    from firecy.rules import estimator_intercept
 
-    from firecy.rules._linear import linear_rows
+    from firecy.rules import linear_rows
 
     fire = res["fire"]
     linear = [r for _, r in linear_rows(fire, names, len(fire.ensemble_.leaf_values))]
@@ -81,7 +81,7 @@ def linear_terms_note(fire, names):
     in the order the rules' printout lists the terms (it gives their slopes
     and clip ranges)."""
     from firecy._escape import display_text
-    from firecy.rules._linear import linear_rows, linear_slopes
+    from firecy.rules import linear_rows, linear_slopes
 
     terms, slopes = linear_slopes(fire)
     n_columns, K = len(fire.ensemble_.leaf_values), slopes.shape[1]
@@ -131,7 +131,7 @@ def budget_text(fire, budget):
     and linear terms); a stable fit's rules come from its pool (kept whole
     beside linear terms, for the squared and logistic losses), with its
     linear terms on top."""
-    from firecy.rules._linear import linear_slopes
+    from firecy.rules import linear_slopes
 
     if not getattr(fire, "stable", False):
         return f"budget: at most {budget} terms, each a rule or a linear term"

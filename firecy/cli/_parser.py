@@ -9,7 +9,7 @@ from firecy.cli._explain import run_explain
 from firecy.cli._extract import run_extract
 from firecy.cli._glm_task import check_task_options
 from firecy.cli._text_columns import MAX_LABELS
-from firecy.estimators._rule_depth import check_rule_depth
+from firecy.estimators import check_rule_depth
 
 __all__ = ["build_parser"]
 

@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-from firecy.ensembles._threshold_text import short_threshold
+from firecy.ensembles import short_threshold
 
 __all__ = ["display_ensemble"]
 

@@ -17,6 +17,15 @@ from firecy.datafits._registry import (
     register_datafit,
 )
 
+# shared with firecy's other packages (not public API: see __all__)
+from firecy.datafits._cox_loss import CoxLoss, check_survival_target, cox_deviance  # noqa: F401
+from firecy.datafits._poisson_loss import (  # noqa: F401
+    PoissonLoss,
+    check_counts,
+    log_exposure,
+    poisson_deviance,
+)
+
 __all__ = [
     "Datafit",
     "Quadratic",

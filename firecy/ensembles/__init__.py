@@ -17,6 +17,29 @@ from firecy.ensembles._base import RuleEnsemble
 from firecy.ensembles._condition import Condition
 from firecy.ensembles._memory import EnsembleTooLargeError, memory_budget
 
+# shared with firecy's other packages (not public API: see __all__)
+from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD  # noqa: F401
+from firecy.ensembles._condition_text import (  # noqa: F401
+    ALL_ROWS,
+    MISSING_SUFFIX,
+    NOT_ZERO_MISSING_SUFFIX,
+    ZERO_MISSING_SUFFIX,
+    format_conditions,
+)
+from firecy.ensembles._depth import (  # noqa: F401
+    choose_rule_depth,
+    column_weights,
+    cut_at_depth,
+    min_rows_per_rule,
+    tree_depths,
+    union_of_cuts,
+)
+from firecy.ensembles._dispatch import names_seen_by  # noqa: F401
+from firecy.ensembles._equal_rules import equal_rule_groups  # noqa: F401
+from firecy.ensembles._memory import check_memory  # noqa: F401
+from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions  # noqa: F401
+from firecy.ensembles._threshold_text import short_threshold  # noqa: F401
+
 
 def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemble:
     """Extract the rules of a fitted tree ensemble.

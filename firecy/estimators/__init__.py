@@ -13,5 +13,8 @@ from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._selection import FIREPath
 from firecy.estimators._survival import FIRESurvivalRegressor
 
+# shared with firecy's other packages (not public API: see __all__)
+from firecy.estimators._rule_depth import check_rule_depth  # noqa: F401
+
 __all__ = ["FIREClassifier", "FIRERegressor", "FIREPoissonRegressor",
            "FIRESurvivalRegressor", "FIREPath"]

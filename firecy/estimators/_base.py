@@ -19,7 +19,7 @@ from firecy.estimators._inference import InferenceMixin
 from firecy.estimators._rule_features import RuleFeaturesMixin
 from firecy.estimators._stability import StabilityMixin
 from firecy.estimators._selection import effective_n_jobs
-from firecy.rules._linear import linear_slopes
+from firecy.rules import linear_slopes
 
 __all__ = ["FIREEstimatorBase", "default_forest"]
 

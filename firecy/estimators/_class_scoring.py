@@ -8,6 +8,8 @@ picklable object (joblib may ship it to processes or a Dask cluster).
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 
+from firecy._metrics import roc_auc
+
 __all__ = ["SCORINGS", "ClassificationLoss", "check_scoring", "probabilities"]
 
 SCORINGS = ("log_loss", "brier", "error_rate", "roc_auc")
@@ -106,20 +108,3 @@ class ClassificationLoss:
         return out
 
 
-def roc_auc(codes, proba, weights):
-    """ROC AUC of ``proba`` for the labels ``codes``; for K > 2 classes the
-    one-vs-rest macro average over the classes the rows hold (a class with
-    no held-out row, a rare class's usual case, has no AUC and is left out
-    rather than making the fold's score undefined). NaN when no class can
-    be scored (one class among the rows)."""
-    from sklearn.metrics import roc_auc_score
-
-    K = proba.shape[1]
-    present = np.unique(codes)
-    if present.size < 2:
-        return np.nan
-    if K == 2:
-        return roc_auc_score(codes, proba[:, 1], sample_weight=weights)
-    # one-vs-rest is, class by class, the binary AUC of [y = k] scored by p_k
-    return float(np.mean([roc_auc_score(codes == k, proba[:, k], sample_weight=weights)
-                          for k in present]))

@@ -3,7 +3,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from firecy._dask import is_dask
-from firecy.datafits._poisson_loss import check_counts, log_exposure, poisson_deviance
+from firecy.datafits import check_counts, log_exposure, poisson_deviance
 from firecy.estimators._base import default_forest
 from firecy.estimators._data import validate_fit_data
 from firecy.estimators._fit import Task, fit_rule_model

@@ -22,10 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from firecy.rules._linear import linear_slopes, term_text
+from firecy.rules import feature_names_for, linear_slopes, raw_scale_name, term_text
 
-__all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels", "raw_scale_name",
-           "feature_names_for"]
+__all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels"]
 
 # the table's columns, in order; classifiers add "class" after "row"
 EXPLAIN_COLUMNS = ["row", "term", "kind", "text", "fires", "value", "weight",
@@ -103,18 +102,6 @@ def explained_labels(est):
         return [None]
     labels = [c.item() if hasattr(c, "item") else c for c in np.asarray(classes)]
     return labels[1:] if len(labels) == 2 else labels
-
-
-def raw_scale_name(est, label=None):
-    """The model's raw scale in words, e.g. "log-odds of 'yes'", "log-rate"."""
-    from firecy._escape import display_value
-
-    classes = getattr(est, "classes_", None)
-    if classes is not None:
-        if len(classes) == 2:
-            return f"log-odds of {display_value(label)}"
-        return f"margin (softmax score) of class {display_value(label)}"
-    return getattr(est, "_raw_scale", "prediction")
 
 
 def _constant_terms(est, Xm, n_rows):
@@ -225,23 +212,12 @@ def model_terms(est, Xm):
     )
 
 
-def feature_names_for(est, feature_names=None):
-    """The names the texts use: ``feature_names`` (checked), else the estimator's."""
-    if feature_names is None:
-        return est._rule_feature_names()
-    names = [str(n) for n in feature_names]
-    if len(names) != est.n_features_in_:
-        raise ValueError(f"feature_names has {len(names)} names; the model has "
-                         f"{est.n_features_in_} features")
-    return names
-
-
 def term_texts(est, terms, X=None, precision=None, names=None):
     """The text of every term: a rule's conditions (as in ``rules_``), the
     intercept's and the baseline's names."""
-    from firecy.ensembles._simplify import simplify_conditions
+    from firecy.ensembles import simplify_conditions
     from firecy.rules import format_conditions
-    from firecy.rules._inputs import missing_features
+    from firecy.rules import missing_features
 
     ens = est.ensemble_
     names = feature_names_for(est) if names is None else names

@@ -47,8 +47,8 @@ from firecy.estimators._scaling import PowerOfTwoScale, check_finite_design
 from firecy.estimators._selection import select_on_paths
 from firecy.estimators._splits import validation_splits
 from firecy.penalties import bind_ensemble
-from firecy.rules._inputs import column_support
-from firecy.rules._linear import LinearTerms
+from firecy.rules import column_support
+from firecy.rules import LinearTerms
 
 __all__ = ["Task", "fit_rule_model"]
 

@@ -10,9 +10,9 @@ Cox ``[event, time, offset]`` with the offset ``c(x)``.
 import numpy as np
 
 from firecy._validation import check_sample_weight
-from firecy.datafits._cox_loss import CoxLoss, cox_deviance
-from firecy.datafits._poisson_loss import PoissonLoss, poisson_deviance
-from firecy.solver._irls import IRLSProblem, irls_path, irls_refine
+from firecy.datafits import CoxLoss, cox_deviance
+from firecy.datafits import PoissonLoss, poisson_deviance
+from firecy.solver import IRLSProblem, irls_path, irls_refine
 
 __all__ = ["PoissonPaths", "CoxPaths", "poisson_validation_loss",
            "cox_validation_loss"]

@@ -304,7 +304,7 @@ class InferenceMixin:
             raise ValueError("sample_weight is zero on every row: nothing to refit on")
         offset = None
         if exposure is not None:
-            from firecy.datafits._poisson_loss import log_exposure
+            from firecy.datafits import log_exposure
 
             offset = log_exposure(exposure, n)
         from firecy.estimators._data import training_fingerprint

@@ -15,8 +15,8 @@ with the rules' ``gamma``) through :class:`~firecy.penalties.BlockwisePenalty`.
 """
 import numpy as np
 
-from firecy.rules._inputs import column_support
-from firecy.rules._linear import LinearTerms, numeric_columns
+from firecy.rules import column_support
+from firecy.rules import LinearTerms, numeric_columns
 
 __all__ = ["QUANTILES", "SCALE", "offer_linear_terms", "linear_design", "with_linear_penalty",
            "split_coef"]

@@ -8,7 +8,7 @@ prediction for every row (their columns are equal up to their values).
 """
 import numpy as np
 
-from firecy.ensembles._equal_rules import equal_rule_groups
+from firecy.ensembles import equal_rule_groups
 
 __all__ = ["merge_equal_rules"]
 

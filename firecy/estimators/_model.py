@@ -13,7 +13,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
 from firecy._warn import user_stacklevel
-from firecy.ensembles._dispatch import names_seen_by
+from firecy.ensembles import names_seen_by
 from firecy.estimators._class_models import booster_task, check_model_classes
 from firecy.estimators._data import model_input
 from firecy.estimators._default_forest import fit_default_forest

@@ -11,7 +11,7 @@ from firecy._threads import single_blas_thread
 from firecy._validation import check_sample_weight
 from firecy.estimators._multinomial_polish import SHRUNK, polish_multinomial, row_logsumexp
 from firecy.solver import PathResult, SolveResult, lambda_max
-from firecy.solver._problem import Problem, check_solver_params
+from firecy.solver import Problem, check_solver_params
 
 __all__ = ["multinomial_path", "absent_class_margin", "lambda_grid", "path_result",
            "record_point"]
@@ -365,7 +365,7 @@ def _multinomial_path(design, y, penalty, block_class, n_classes, sample_weight,
             break
     path = path_result(rows, top)
     if refine_path:
-        from firecy.solver._refine import refine_jumps
+        from firecy.solver import refine_jumps
 
         path = refine_jumps(_RefineProblem(state, path), penalty, path, max_rules, tol,
                             max_iter, progress=progress)

@@ -27,7 +27,7 @@ from firecy.estimators._multinomial_cycles import multinomial_path as cycles_pat
 from firecy.estimators._multinomial_cycles import lambda_grid, path_result, record_point
 from firecy.estimators._multinomial_polish import row_logsumexp
 from firecy.solver import BlockDesign, SolveResult
-from firecy.solver._problem import Problem, check_penalty, check_solver_params
+from firecy.solver import Problem, check_penalty, check_solver_params
 
 __all__ = ["USE_ENGINE", "multinomial_path", "stack_design"]
 
@@ -222,7 +222,7 @@ def _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter, pro
             break
     path = path_result(rows, top)
     if refine_path:
-        from firecy.solver._refine import refine_jumps
+        from firecy.solver import refine_jumps
 
         path = refine_jumps(_RefineProblem(state), penalty, path, max_rules, tol,
                             max_updates, progress=progress)

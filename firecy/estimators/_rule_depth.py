@@ -15,7 +15,7 @@ import numpy as np
 
 from firecy._warn import user_stacklevel
 from firecy.ensembles import _design
-from firecy.ensembles._depth import (
+from firecy.ensembles import (
     choose_rule_depth,
     column_weights,
     cut_at_depth,
@@ -23,7 +23,7 @@ from firecy.ensembles._depth import (
     tree_depths,
     union_of_cuts,
 )
-from firecy.ensembles._memory import check_memory
+from firecy.ensembles import check_memory
 
 __all__ = ["DepthCut", "check_rule_depth", "rules_at_depth", "warn_small_rules"]
 
@@ -61,7 +61,7 @@ def fit_bytes_per_column(est, points=None):
     """
     from firecy._threads import effective_n_jobs
     from firecy.estimators._params import rule_budget
-    from firecy.solver._refine import MAX_INSERTED
+    from firecy.solver import MAX_INSERTED
 
     if points is None:
         points = int(getattr(est, "n_lambdas", None) or 100)

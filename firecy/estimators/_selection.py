@@ -36,7 +36,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from firecy._warn import user_stacklevel
 from firecy._threads import effective_n_jobs
 from firecy.solver import PathResult, fire_path
-from firecy.solver._refine import candidate_points
+from firecy.solver import candidate_points
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
            "weighted_squared_error", "select_on_paths", "effective_n_jobs"]

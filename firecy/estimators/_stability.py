@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from firecy.ensembles._simplify import simplify_conditions
+from firecy.ensembles import simplify_conditions
 
 __all__ = ["StabilityMixin", "StabilityResult", "decile_grid", "rule_signature", "dice",
            "kept_signatures", "stability"]

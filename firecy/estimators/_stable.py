@@ -73,7 +73,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from firecy._threads import effective_n_jobs
-from firecy.ensembles._simplify import simplify_conditions
+from firecy.ensembles import simplify_conditions
 from firecy.estimators._params import STABLE_MAX_RULES
 from firecy.estimators._selection import SquaredLossPaths
 from firecy.estimators._stability import decile_grid, dice, numeric_columns, rule_signature
@@ -308,7 +308,7 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         ``lam`` divided by it (a rule's weight is its column's coefficient
         times the factor).
     """
-    from firecy.rules._inputs import model_tree_of
+    from firecy.rules import model_tree_of
 
     ens, table = rules.ensemble, rules.leaf_table
     ptr = np.asarray(ens.block_ptr)

@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from firecy._dask import is_dask
-from firecy.datafits._cox_loss import check_survival_target
+from firecy.datafits import check_survival_target
 from firecy.estimators._base import default_forest
 from firecy.estimators._data import validate_fit_data
 from firecy.estimators._fit import Task, fit_rule_model
@@ -13,7 +13,7 @@ from firecy.estimators._glm_paths import CoxPaths, cox_validation_loss
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._regressor import FIRERegressor
 from firecy.estimators._shared_doc import shared_parameters
-from firecy.estimators._survival_metrics import concordance_index
+from firecy._metrics import concordance_index
 
 __all__ = ["FIRESurvivalRegressor", "martingale_residuals", "survival_task"]
 

@@ -12,4 +12,8 @@ from firecy.plotting._risk import plot_risk_card
 # the gids mark the drawn nodes and leaves, for users who restyle them
 from firecy.plotting._rules import LEAF_GID, NODE_GID, plot_rules  # noqa: F401
 
+# shared with firecy's other packages (not public API: see __all__)
+from firecy.plotting._common import _require_matplotlib  # noqa: F401
+from firecy.plotting._explanation import one_row  # noqa: F401
+
 __all__ = ["plot_rules", "plot_path", "plot_risk_card", "plot_explanation"]

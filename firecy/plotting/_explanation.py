@@ -165,7 +165,7 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     ['intercept + baseline', 'x0 > 2.0 and x1 > 15.0\\n(row: x0 = 3; x1 = 20)', 'prediction']
     """
     Figure = _require_matplotlib()
-    from firecy.estimators._explain import raw_scale_name
+    from firecy.rules import raw_scale_name
 
     if int(max_terms) < 1:
         raise ValueError(f"max_terms must be at least 1, got {max_terms}")

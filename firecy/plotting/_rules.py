@@ -7,7 +7,7 @@ from firecy._escape import display_text, display_value, printable_texts
 from firecy.plotting._common import _require_matplotlib, _text_size, wrap_name
 from firecy.plotting._rules_linear import LINEAR_GID, LinearSection, linear_panels  # noqa: F401
 from firecy.rules import ALL_ROWS, format_conditions
-from firecy.rules._inputs import (
+from firecy.rules import (
     block_label,
     check_coef,
     column_class,

@@ -9,7 +9,7 @@ import numpy as np
 
 from firecy._escape import display_text, display_value
 from firecy.plotting._common import _text_size, wrap_name
-from firecy.rules._linear import linear_rows, linear_slopes
+from firecy.rules import linear_rows, linear_slopes
 
 __all__ = ["LinearSection", "linear_panels", "LINEAR_GID"]
 

@@ -91,7 +91,7 @@ def report_html(estimator, X=None, y=None, *, X_test=None, y_test=None, exposure
         card, estimator = estimator.card_, estimator.model_
     if comparison_note is not None and comparison is None:
         raise ValueError("comparison_note describes a given comparison: pass comparison too")
-    from firecy.estimators._explain import feature_names_for
+    from firecy.rules import feature_names_for
 
     names = feature_names_for(estimator, feature_names)
     ev = evaluation(X, y, X_test, y_test, exposure, exposure_test)

@@ -71,7 +71,7 @@ def _scores(task, est, model, ev):
             proba = est.predict_proba(ev.X)
         else:
             proba = np.asarray(model.predict_proba(est._validate_predict_data(ev.X)))
-        from firecy.estimators._class_scoring import roc_auc
+        from firecy._metrics import roc_auc
 
         codes = np.searchsorted(classes, np.asarray(y))
         return {"accuracy": float(accuracy_score(np.asarray(y),
@@ -79,7 +79,7 @@ def _scores(task, est, model, ev):
                 "log-loss": float(log_loss(y, np.clip(proba, 1e-15, 1.0), labels=classes)),
                 "AUC": float(roc_auc(codes, proba, None))}
     if task == "poisson":
-        from firecy.datafits._poisson_loss import poisson_deviance
+        from firecy.datafits import poisson_deviance
 
         counts = np.asarray(y, dtype=np.float64)
         e = np.ones_like(counts) if ev.exposure is None else np.asarray(ev.exposure, float)
@@ -90,7 +90,7 @@ def _scores(task, est, model, ev):
         return {"mean deviance": float(dev),
                 "D\u00b2": float(1.0 - dev / dev0) if dev0 > 0 else float("nan")}
     if task == "survival":
-        from firecy.estimators._survival_metrics import concordance_index
+        from firecy._metrics import concordance_index
 
         risk = (est.predict(ev.X) if model is None else
                 np.asarray(model.predict(est._validate_predict_data(ev.X)), float))

@@ -11,7 +11,7 @@ __all__ = ["summary_section", "rules_section", "pictures_section", "comparison_s
 
 def summary_section(est, X, names):
     """The summary of the fit: what was fitted, and ``est.summary()``."""
-    from firecy.estimators._explain import raw_scale_name
+    from firecy.rules import raw_scale_name
 
     model = est.estimator_
     label = getattr(est, "classes_", [None])[-1]
@@ -116,7 +116,7 @@ def comparison_section(est, ev, rows=None, note=None):
 
 
 def _reliability_figure(rel, what):
-    from firecy.plotting._common import _require_matplotlib
+    from firecy.plotting import _require_matplotlib
 
     Figure = _require_matplotlib()
     fig = Figure(figsize=(4.2, 3.4), layout="constrained")
@@ -212,9 +212,9 @@ def _short_text(record):
 def _row_block(est, X, i, label_of, target, names):
     """One explained row: its card (name, prediction, waterfall) and its terms
     that fire (for the rows' common table)."""
-    from firecy.estimators._explain import raw_scale_name
+    from firecy.rules import raw_scale_name
     from firecy.plotting import plot_explanation
-    from firecy.plotting._explanation import one_row
+    from firecy.plotting import one_row
 
     row = X[i:i + 1] if not hasattr(X, "iloc") else X.iloc[i:i + 1]
     records = est.explain(row, fired_only=True, feature_names=names, as_frame=False)

@@ -63,8 +63,9 @@ Text conventions
 * A rule with no condition (a tree with a single leaf) prints as
   ``(all rows)``.
 """
-from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD
-from firecy.rules._account import FittedRuleModel, Term, fitted_model
+from firecy.ensembles import LIGHTGBM_ZERO_THRESHOLD
+from firecy.rules._account import (FittedRuleModel, Term, feature_names_for,  # noqa: F401
+                                   fitted_model, raw_scale_name)
 from firecy.rules._antecedents import count_antecedents, kept_antecedents
 from firecy.rules._export import float64_comparison, rules_python, rules_sql
 from firecy.rules._json import rules_json
@@ -76,9 +77,35 @@ from firecy.rules._parse import (
     parse_rule,
 )
 from firecy.rules._report import rules_report
-from firecy.ensembles._simplify import simplify_conditions
+from firecy.ensembles import simplify_conditions
 from firecy.rules._table import rules_table
 from firecy.rules._text import ALL_ROWS, format_conditions, rule_text
+
+# shared with firecy's other packages (not public API: see __all__)
+from firecy.rules._inputs import (  # noqa: F401
+    block_label,
+    check_coef,
+    column_class,
+    column_support,
+    feature_names_of,
+    is_estimator,
+    leaf_support,
+    missing_features,
+    model_tree_of,
+    n_outputs,
+    tree_of,
+    unknown_outside_blocks,
+    unpack,
+)
+from firecy.rules._json import condition_dict, json_value  # noqa: F401
+from firecy.rules._linear import (  # noqa: F401
+    LinearTerms,
+    linear_rows,
+    linear_slopes,
+    numeric_columns,
+    term_text,
+)
+from firecy.rules._report import estimator_intercept  # noqa: F401
 
 __all__ = [
     "FittedRuleModel",

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from firecy.ensembles._simplify import simplify_conditions
+from firecy.ensembles import simplify_conditions
 from firecy.rules._antecedents import count_antecedents
 from firecy.rules._inputs import column_class, feature_names_of, n_outputs
 from firecy.rules._linear import linear_slopes
 from firecy.rules._table import class_labels, rules_table
 
-__all__ = ["Term", "FittedRuleModel", "fitted_model", "estimator_intercept",
+__all__ = ["Term", "FittedRuleModel", "fitted_model", "estimator_intercept", "raw_scale_name",
+           "feature_names_for",
            "counts_sentence", "prediction_sentence", "plural"]
 
 # what the prediction of a row is, said once for every output
@@ -216,6 +217,11 @@ class FittedRuleModel:
         Whether the rules are a stable fit's kept pool (``stable=True`` with
         linear terms): the budget then counts rules, and linear terms come
         on top.
+    linear_offered : int
+        The linear terms the fit offered (0 with ``linear_terms=False``).
+    notes : dict
+        What the account was built from (``"rows"``: the records of
+        ``rules_``).
 
     Examples
     --------
@@ -332,6 +338,29 @@ def _estimator_names(est, feature_names):
     names = feature_names_of(est.ensemble_, None)
     if names is None:
         names = [f"x{i}" for i in range(int(est.ensemble_.n_features_in_))]
+    return names
+
+
+def raw_scale_name(est, label=None):
+    """The model's raw scale in words, e.g. "log-odds of 'yes'", "log-rate"."""
+    from firecy._escape import display_value
+
+    classes = getattr(est, "classes_", None)
+    if classes is not None:
+        if len(classes) == 2:
+            return f"log-odds of {display_value(label)}"
+        return f"margin (softmax score) of class {display_value(label)}"
+    return getattr(est, "_raw_scale", "prediction")
+
+
+def feature_names_for(est, feature_names=None):
+    """The names the texts use: ``feature_names`` (checked), else the estimator's."""
+    if feature_names is None:
+        return est._rule_feature_names()
+    names = [str(n) for n in feature_names]
+    if len(names) != est.n_features_in_:
+        raise ValueError(f"feature_names has {len(names)} names; the model has "
+                         f"{est.n_features_in_} features")
     return names
 
 

@@ -23,7 +23,7 @@ from firecy.rules._inputs import (
     tree_of,
     unpack,
 )
-from firecy.ensembles._simplify import simplify_conditions
+from firecy.ensembles import simplify_conditions
 from firecy.rules._linear import linear_slopes
 
 __all__ = ["rules_python", "rules_sql", "float64_comparison", "export_plan"]

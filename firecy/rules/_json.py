@@ -8,7 +8,7 @@ import numpy as np
 from firecy.rules._inputs import feature_names_of
 from firecy.rules._linear import linear_slopes
 from firecy.rules._account import estimator_intercept, fitted_model
-from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions
+from firecy.ensembles import CATEGORICAL, simplify_conditions
 from firecy.rules._table import rules_table
 
 __all__ = ["rules_json", "json_value", "condition_dict"]

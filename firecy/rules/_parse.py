@@ -10,14 +10,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD, Condition
-from firecy.ensembles._condition_text import (
-    ALL_ROWS,
-    MISSING_SUFFIX,
-    NOT_ZERO_MISSING_SUFFIX,
-    ZERO_MISSING_SUFFIX,
-)
-from firecy.ensembles._simplify import CATEGORICAL
+from firecy.ensembles import LIGHTGBM_ZERO_THRESHOLD, Condition
+from firecy.ensembles import ALL_ROWS, MISSING_SUFFIX, NOT_ZERO_MISSING_SUFFIX, ZERO_MISSING_SUFFIX
+from firecy.ensembles import CATEGORICAL
 
 __all__ = ["ParsedCondition", "RuleParseError", "parse_rule", "evaluate_parsed",
            "library_reading"]

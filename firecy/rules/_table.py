@@ -18,7 +18,7 @@ from firecy.rules._inputs import (
     unpack,
 )
 from firecy._escape import display_text
-from firecy.ensembles._simplify import simplify_conditions
+from firecy.ensembles import simplify_conditions
 from firecy.rules._linear import linear_rows
 from firecy.rules._text import format_conditions
 

@@ -9,7 +9,7 @@ names.
 """
 from __future__ import annotations
 
-from firecy.ensembles._condition_text import ALL_ROWS, format_conditions
+from firecy.ensembles import ALL_ROWS, format_conditions
 
 __all__ = ["ALL_ROWS", "format_conditions", "rule_text"]
 
