@@ -205,3 +205,47 @@ def test_intervals_are_never_nan_and_cover_a_true_rule_weight():
             truth = (mean_hi - mean_lo) * (1 if above else -1)
             hits += table[0]["lower"] <= truth <= table[0]["upper"]
     assert 0.95 - 3 * np.sqrt(0.95 * 0.05 / 200) <= hits / 200 <= 1.0
+
+
+def test_holdout_intervals_are_shown_beside_the_weights():
+    import json
+
+    from firecy.rules import rules_json
+
+    X, y = _data()
+    fire = FIRERegressor(DecisionTreeRegressor(max_depth=3, random_state=0), max_rules=4,
+                         cv=3, random_state=0).fit(X[:200], y[:200])
+    assert "lower" not in fire.rules_.columns and "interval" not in fire.summary()
+    table = fire.inference(X[200:], y[200:], as_frame=False)
+    by_name = {r["term"]: r for r in table}
+    rules = fire.rules_
+    text = fire.summary()
+    doc = json.loads(json.dumps(rules_json(fire)))
+    for term, row, entry in zip(fire.model_.terms, rules.to_dict("records"), doc["rules"]):
+        r = by_name[term.name]
+        assert (row["lower"], row["upper"], row["p_value"]) == (r["lower"], r["upper"],
+                                                                r["p_value"])
+        assert (entry["lower"], entry["upper"]) == (r["lower"], r["upper"])
+        assert f"[{r['lower']:.4g}, {r['upper']:.4g}]" in text
+    assert "the 95% interval of each term's effect" in text
+    # a split's intervals are about a clone's terms: not shown beside this model's
+    fire.inference(X[:200], y[:200], method="split", random_state=0)
+    assert "lower" not in fire.rules_.columns
+
+
+def test_the_account_and_the_report_carry_the_intervals():
+    pytest.importorskip("matplotlib")
+    from firecy.report import report_html
+
+    X, y = _data()
+    fire = FIRERegressor(DecisionTreeRegressor(max_depth=3, random_state=0), max_rules=4,
+                         cv=3, random_state=0).fit(X[:200], y[:200])
+    assert all(t.interval is None for t in fire.model_.terms)
+    table = {r["term"]: r for r in fire.inference(X[200:], y[200:], as_frame=False)}
+    for term in fire.model_.terms:
+        assert term.interval == (table[term.name]["lower"], table[term.name]["upper"])
+        assert term.p_value == table[term.name]["p_value"]
+    page = report_html(fire, X[:200], y[:200])
+    assert "interval (held out)" in page
+    first = fire.model_.terms[0]
+    assert f"[{first.interval[0]:.4g}, {first.interval[1]:.4g}]" in page

@@ -52,6 +52,8 @@ class TermDesign:
     ----------
     names, kinds, texts : list of str
         As ``explain`` names the terms (``rule_<column>``, ``linear_<feature>``).
+    columns : list of int
+        Each term's column (``rules_``'s ``column``).
     Z : ndarray of shape (n_samples, n_terms)
         A rule's 0/1 indicator, a linear term's ``clip(x, lower, upper) - center``.
     offset : ndarray of shape (n_samples,)
@@ -61,6 +63,7 @@ class TermDesign:
     names: list
     kinds: list
     texts: list
+    columns: list
     Z: np.ndarray
     offset: np.ndarray
 
@@ -82,7 +85,7 @@ def term_design(est, X):
         Z[:, q] = terms.fires[:, k] if terms.kind[k] == "rule" else terms.value[:, k]
     offset = terms.value[:, base].sum(axis=1) if base else np.zeros(Z.shape[0])
     return TermDesign([terms.name[k] for k in keep], [terms.kind[k] for k in keep],
-                      [texts[k] for k in keep], Z, offset)
+                      [texts[k] for k in keep], [int(terms.column[k]) for k in keep], Z, offset)
 
 
 def _check_columns(design, w):
@@ -269,7 +272,11 @@ class InferenceMixin:
             it holds; a linear term: its slope per unit), ``std_error``,
             ``lower``, ``upper``, ``p_value``. Also stored as ``inference_``,
             with ``inference_design_`` (:class:`TermDesign` maker: call it on
-            rows to get the terms' columns the intervals are about).
+            rows to get the terms' columns the intervals are about). After
+            ``method="holdout"``, ``rules_`` gains the columns ``lower``,
+            ``upper`` and ``p_value`` and ``summary()`` prints each term's
+            interval beside its weight: the interval is the refit's (on the
+            held-out rows), the weight the penalised fit's.
 
         Examples
         --------
@@ -352,6 +359,12 @@ class InferenceMixin:
                                       offset=None if offset is None else offset[rows])
         self.inference_ = records
         self.inference_design_ = lambda Xn, _m=model: term_design(_m, Xn)
+        # the model's own terms (not a clone's, not the naive refit): shown
+        # beside their weights in rules_, the summary, the JSON and the report
+        self._term_intervals = None if method != "holdout" or not records else {
+            c: (r["lower"], r["upper"], r["p_value"])
+            for c, r in zip(design.columns, records)}
+        self._interval_level = float(level)
         return _frame(records, as_frame)
 
 

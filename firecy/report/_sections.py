@@ -59,13 +59,17 @@ def rules_section(est, names):
     # label that is not UTF-8 (a lone surrogate); the page escapes it
     rules = rules_table(est, feature_names=names, as_frame=False)
     classes = "class" in rules[0] if rules else False
+    intervals = any("lower" in r for r in rules)
     headers = (["class"] if classes else []) + [
-        "#", "rule", "weight", "support", "importance", "contribution", "conditions", "tree"]
+        "#", "rule", "weight", "support", "importance", "contribution"] + (
+        ["interval (held out)"] if intervals else []) + ["conditions", "tree"]
     rows = []
     for i, r in enumerate(rules, 1):
+        shown = ([f"[{r['lower']:.4g}, {r['upper']:.4g}]" if r["lower"] == r["lower"] else "-"]
+                 if intervals else [])
         rows.append(([r["class"]] if classes else []) + [
-            i, r["rule"], r["weight"], r["support"], r["importance"], r["contribution"],
-            r["n_conditions"], "-" if r["tree"] is None else r["tree"]])
+            i, r["rule"], r["weight"], r["support"], r["importance"], r["contribution"]]
+            + shown + [r["n_conditions"], "-" if r["tree"] is None else r["tree"]])
     first = 1 + int(classes)
     numeric = {first - 1 if classes else 0} | set(range(first + 1, len(headers)))
     account = est.model_

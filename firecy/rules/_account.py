@@ -142,6 +142,11 @@ class Term:
     lower, upper, center : float or None
         A linear term's clip range and centre: it adds
         ``slope * (clip(x, lower, upper) - center)``.
+    interval : tuple of float or None
+        After ``inference(X_test, y_test)``: the held-out refit's interval of
+        the term's effect (a rule's contribution, a linear term's slope).
+    p_value : float or None
+        Its p-value.
 
     Examples
     --------
@@ -179,6 +184,8 @@ class Term:
     lower: float | None = None
     upper: float | None = None
     center: float | None = None
+    interval: tuple | None = None
+    p_value: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -429,7 +436,11 @@ def fitted_model(est, feature_names=None, *, precision=None, digits=4):
             column=col, label=label, text=row["rule"], exact_text=ex["rule"],
             weight=float(row["weight"]), contribution=float(row["contribution"]),
             importance=float(row["importance"]),
-            stability=None if stability is None or stability != stability else float(stability))
+            stability=None if stability is None or stability != stability else float(stability),
+            interval=None if row.get("lower", math.nan) != row.get("lower", math.nan)
+            or "lower" not in row else (float(row["lower"]), float(row["upper"])),
+            p_value=None if "lower" not in row or row["p_value"] != row["p_value"]
+            else float(row["p_value"]))
         if row["kind"] == "linear":
             lin, slopes = found
             t, k = divmod(col - R, slopes.shape[1])

@@ -16,6 +16,14 @@ __all__ = ["rules_report", "estimator_intercept"]
 
 
 
+def _interval(row, digits):
+    """`` [lower, upper]``: a held-out interval of the term's effect, if known."""
+    lo, hi = row.get("lower", math.nan), row.get("upper", math.nan)
+    if lo != lo or hi != hi:
+        return ""
+    return f" [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+
+
 def _fmt(v, digits):
     return f"{v:.{digits}g}"
 
@@ -128,7 +136,7 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         width = len(str(len(shown)))
         for i, r in enumerate(shown, 1):
             if r.get("kind") == "linear":
-                lines.append(f"{i:>{width}}. {r['rule']}")
+                lines.append(f"{i:>{width}}. {r['rule']}{_interval(r, digits)}")
                 continue
             sup = "" if math.isnan(r["support"]) else f", support {100 * r['support']:.1f}%"
             if "stability" in r and not math.isnan(r["stability"]):
@@ -137,13 +145,18 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
             sign = "+" if contrib >= 0 else "-"
             lines.append(
                 f"{i:>{width}}. if {r['rule']} then {sign}{_fmt(abs(contrib), digits)}"
-                f"   (tree {r['tree']}{sup})"
+                f"{_interval(r, digits)}   (tree {r['tree']}{sup})"
             )
         if max_rules is not None and len(krows) > max_rules:
             lines.append(f"... and {len(krows) - max_rules} more")
     rule_rows = [r for r in rows if r.get("kind") != "linear"]
     n_trees = len(set(r["tree"] for r in rule_rows))
     n_linear = len(rows) - len(rule_rows)
+    if any("lower" in r for r in rows):
+        level = getattr(source, "_interval_level", 0.95)
+        lines.append(f"[lower, upper]: the {100 * level:g}% interval of each term's effect, "
+                     "refitted without penalty on held-out rows (inference); the weight "
+                     "beside it is the penalised fit's")
     lines.append(counts_sentence(len(rule_rows), n_trees, count_antecedents(ensemble, coef),
                                  n_linear))
     return "\n".join(lines)

@@ -135,7 +135,10 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         ``path_.coefs``).
         A multi-output ensemble (multi-class forest) adds a first column
         ``class``: the output the rule contributes to (its label when
-        ``classes`` is known).
+        ``classes`` is known). After an estimator's
+        ``inference(X_test, y_test)``, ``lower``, ``upper`` and ``p_value``
+        follow ``contribution``: the held-out refit's interval of the term's
+        effect (a rule's contribution, a linear term's slope) and its p-value.
 
     Examples
     --------
@@ -222,6 +225,13 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
                             precision or 4)
         rows.sort(key=lambda kr: kr[0])
     rows = [r for _, r in rows]
+    intervals = getattr(linear_source, "_term_intervals", None)
+    if intervals:
+        # an estimator's held-out intervals (inference): of each term's effect,
+        # a rule's contribution where it holds, a linear term's slope
+        for r in rows:
+            lo, hi, p = intervals.get(r["column"], (math.nan,) * 3)
+            r.update(lower=float(lo), upper=float(hi), p_value=float(p))
     if as_frame is False:
         return rows
     try:
@@ -236,6 +246,9 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     columns = (["class"] if multi or labels is not None else []) + _COLUMNS
     if stability is not None:
         columns.insert(columns.index("support") + 1, "stability")
+    if intervals:
+        at = columns.index("contribution") + 1
+        columns[at:at] = ["lower", "upper", "p_value"]
     table = _rule_table_type(pd)
     try:
         frame = table(rows, columns=columns)
