@@ -376,14 +376,23 @@ def saturated_points(fitter, source, target, sample_weight, path):
     does not stop them: the penalised problem has no minimiser, and where
     the solver stops is decided by rounding (weights of a few thousand that
     differ by 10% between a fit with integer weights and one with the rows
-    repeated). Those points are left out of the choice; a fitter without a
-    ``training_loss`` (regression, counts, survival) has none.
+    repeated). Those points are left out of the choice, unless only models
+    without a term precede them: then the first saturated point stays a
+    candidate (glmnet's last point), so that data separated by the first
+    rule to enter still get that rule rather than the null model. A fitter
+    without a ``training_loss`` (regression, counts, survival) has none.
     """
     training_loss = getattr(fitter, "training_loss", None)
+    mask = np.zeros(len(path), dtype=bool)
     if training_loss is None or len(path) < 2:
-        return np.zeros(len(path), dtype=bool)
+        return mask
     loss = training_loss(source.block_design(), target, path, sample_weight)
-    return loss < SATURATED * loss[0]
+    mask = loss < SATURATED * loss[0]
+    if mask.any():
+        first = int(np.argmax(mask))
+        if not np.any(np.asarray(path.n_rules[:first]) > 0):
+            mask[first] = False
+    return mask
 
 
 def _warn_if_budget_unreachable(full, eligible, best, max_rules):
