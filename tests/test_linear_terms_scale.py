@@ -186,3 +186,16 @@ def test_survival_does_not_move_with_a_constant_weight_factor():
                       sample_weight=_weights(n, f)) for f in FACTORS]
     assert np.any(fits[0].linear_coef_)
     _same_fits(fits, lambda est: est.predict(X))
+
+
+def test_the_typical_rule_spread_of_huge_leaf_values_is_finite():
+    # the spread a term's scale is set against: leaf values of 1e200 squared to inf
+    from firecy.estimators._linear_terms import _typical_rule_sd
+
+    rng = np.random.default_rng(0)
+    leaves = rng.integers(0, 4, size=(100, 1)).astype(np.int32)
+    values = rng.normal(size=4)
+    base = _typical_rule_sd(leaves, values, np.ones(100))
+    for factor in (1e200, 1e-200):
+        assert _typical_rule_sd(leaves, values * factor, np.ones(100)) == pytest.approx(
+            base * factor, rel=1e-14)

@@ -92,7 +92,10 @@ def _typical_rule_sd(leaf_table, leaf_values, sample_weight):
     sd = np.abs(leaf_values[inside]) * np.sqrt(p[inside] * (1 - p[inside]))
     if TYPICAL == "median":
         return float(np.median(sd))
-    return float(np.sqrt(np.mean(sd ** 2)))
+    # on sd / 2**k, exactly (leaf values of 1e200, a y of that size, square to inf)
+    top = float(np.max(sd))
+    k = math.frexp(top)[1] if top > 0 else 0
+    return math.ldexp(float(np.sqrt(np.mean(np.ldexp(sd, -k) ** 2))), k)
 
 
 def offer_linear_terms(data, names, leaf_table, leaf_values):
