@@ -199,3 +199,18 @@ def test_the_typical_rule_spread_of_huge_leaf_values_is_finite():
     for factor in (1e200, 1e-200):
         assert _typical_rule_sd(leaves, values * factor, np.ones(100)) == pytest.approx(
             base * factor, rel=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_default_forest_names_a_feature_beyond_float32(friedman, sparse):
+    # it stopped in scikit-learn with "Input X contains infinity or a value
+    # too large for dtype('float32')", naming nothing (X held no infinity)
+    import scipy.sparse as sps
+
+    X, y = friedman
+    X = X.copy()
+    X[:, 3] *= 1e154
+    X[5, 1] = np.nan
+    top = f"{np.max(np.abs(X[:, 3])):.3g}".replace("+", r"\+")
+    with pytest.raises(ValueError, match=rf"'x3' \(\|x\| up to {top}\).*float32"):
+        FIRERegressor(n_jobs=1).fit(sps.csr_matrix(X) if sparse else X, y)
