@@ -85,7 +85,8 @@ def _check_float32_range(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)        # an all-NaN column
         if hasattr(X, "toarray"):
-            top = abs(X).max(axis=0).toarray()
+            top = abs(X).max(axis=0)
+            top = top.toarray() if hasattr(top, "toarray") else top
         else:
             top = np.nanmax(np.abs(np.asarray(X, dtype=np.float64)), axis=0)
     top = np.nan_to_num(np.asarray(top, dtype=np.float64).reshape(-1), nan=0.0)
