@@ -26,6 +26,7 @@ regression, classification, counts and survival is data in the
 :class:`Task`.  ``docs/fit_flow.rst`` walks through it for contributors.
 """
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -138,6 +139,7 @@ def fit_rule_model(est, data, task, progress=None):
     check_params(est)
     grid = penalty_grid(est)
     model, model_names = fitted_model(est, data, task)
+    data = relative_weights(data)
     rules = rule_set(est, model, data, model_names, task)
     # a penalty on per-rule data (rule lengths, node hierarchy) reads the rules here
     grid = [(params, bind_ensemble(pen, rules.ensemble)) for params, pen in grid]
@@ -185,6 +187,24 @@ def fit_rule_model(est, data, task, progress=None):
     # a stable fit that keeps its pool: the budget counts its rules, lines on top
     est._kept_pool = pool is not None and keep is not None
     return est
+
+
+def relative_weights(data):
+    """``data`` with its sample weights divided by the largest (a copy).
+
+    Everything after the model reads the weights only relative to each
+    other, so a constant factor on them must change nothing; dividing by the
+    largest makes all-equal weights exactly ones, so that weights of 1.1 or
+    7 fit exactly what no weights fit (a non-convex path amplifies the
+    rounding of unnormalised sums into another local solution). The model
+    itself saw the weights as given (the default forest draws
+    ``sum(sample_weight)`` rows per tree: an integer weight is a repetition).
+    """
+    w = data.sample_weight
+    top = float(np.max(w)) if w.size else 0.0
+    if top <= 0 or top == 1.0:
+        return data
+    return dataclasses.replace(data, sample_weight=w / top)
 
 
 def rule_set(est, model, data, model_names, task):

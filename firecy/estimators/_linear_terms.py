@@ -13,6 +13,8 @@ of support 0.2 is ``SCALE = 1``.  Each term is a block of one column per
 output, after the rule blocks, under the rules' sparsity penalty (L1; MCP
 with the rules' ``gamma``) through :class:`~firecy.penalties.BlockwisePenalty`.
 """
+import math
+
 import numpy as np
 
 from firecy.rules import column_support
@@ -31,14 +33,37 @@ SCALE = 2.5
 LINEAR_PENALTY = "same"
 
 
+#: Relative slack of a quantile's cumulative weight: a cumulative weight
+#: within it of ``q * total`` reaches ``q`` (the weights' rounding: all
+#: weights 1.1 must clip where all weights 1 do).
+QUANTILE_SLACK = 1e-9
+
+
 def _weighted_quantiles(x, w, qs):
     """The inverted-CDF quantiles of ``x`` under weights ``w`` (an integer
-    weight is a repetition of the row)."""
+    weight is a repetition of the row; a cumulative weight within
+    :data:`QUANTILE_SLACK` of ``q`` of the total counts as reaching it, so
+    that a constant factor on ``w`` changes nothing)."""
     order = np.argsort(x, kind="stable")
     cum = np.cumsum(w[order])
     total = cum[-1]
-    return [float(x[order][min(np.searchsorted(cum, q * total, side="left"), x.size - 1)])
+    return [float(x[order][min(np.searchsorted(cum, q * total * (1 - QUANTILE_SLACK),
+                                               side="left"), x.size - 1)])
             for q in qs]
+
+
+def _spread(value, weights, total_weight):
+    """The weighted mean and standard deviation of ``value`` (a missing
+    row, weight in ``total_weight`` only, sits at the mean), computed on
+    ``value / 2**k`` (``k``: the exponent of ``max |value|``), which is
+    exact: neither the square of 1e154 overflows nor that of 1e-300
+    underflows."""
+    top = float(np.max(np.abs(value)))
+    k = math.frexp(top)[1] if top > 0 else 0
+    scaled = np.ldexp(value, -k)
+    mean = float(np.average(scaled, weights=weights))
+    var = float(np.sum(weights * (scaled - mean) ** 2) / total_weight)
+    return math.ldexp(mean, k), math.ldexp(math.sqrt(var), k)
 
 
 def _offered_features(data, n_features):
@@ -67,7 +92,10 @@ def _typical_rule_sd(leaf_table, leaf_values, sample_weight):
     sd = np.abs(leaf_values[inside]) * np.sqrt(p[inside] * (1 - p[inside]))
     if TYPICAL == "median":
         return float(np.median(sd))
-    return float(np.sqrt(np.mean(sd ** 2)))
+    # on sd / 2**k, exactly (leaf values of 1e200, a y of that size, square to inf)
+    top = float(np.max(sd))
+    k = math.frexp(top)[1] if top > 0 else 0
+    return math.ldexp(float(np.sqrt(np.mean(np.ldexp(sd, -k) ** 2))), k)
 
 
 def offer_linear_terms(data, names, leaf_table, leaf_values):
@@ -91,7 +119,10 @@ def offer_linear_terms(data, names, leaf_table, leaf_values):
                          "a linear term needs finite values or NaN for missing ones")
     w = np.asarray(data.sample_weight, dtype=np.float64)
     rows = w > 0
-    x, w = x[rows], w[rows]
+    # normalised: a constant factor on the weights changes nothing (nor overflows)
+    x, w = x[rows], w[rows] / np.max(w[rows])
+    typical = _typical_rule_sd(leaf_table, np.asarray(leaf_values, dtype=np.float64),
+                               data.sample_weight)
     kept, lower, upper, center, sd, dropped = [], [], [], [], [], []
     for q, f in enumerate(features):
         col = x[:, q]
@@ -108,22 +139,22 @@ def offer_linear_terms(data, names, leaf_table, leaf_values):
             dropped.append((names[f], "constant"))
             continue
         value = np.clip(xs, lo, hi)
-        mean = float(np.average(value, weights=ws))
-        # the design column's spread: a missing value sits at the mean
-        var = float(np.sum(ws * (value - mean) ** 2) / np.sum(w))
-        if not var > 0:
+        mean, spread = _spread(value, ws, np.sum(w))
+        if not spread > 0:
             dropped.append((names[f], "constant"))
+            continue
+        if not math.isfinite(SCALE * typical / spread):
+            # a spread among float64's subnormals: the column's scale overflows
+            dropped.append((names[f], "too small for float64"))
             continue
         kept.append(f)
         lower.append(lo)
         upper.append(hi)
         center.append(mean)
-        sd.append(np.sqrt(var))
+        sd.append(spread)
     if not kept:
         return LinearTerms.empty(dropped)
     sd = np.asarray(sd)
-    typical = _typical_rule_sd(leaf_table, np.asarray(leaf_values, dtype=np.float64),
-                               data.sample_weight)
     return LinearTerms(features=np.asarray(kept, dtype=np.int64), names=[names[f] for f in kept],
                        lower=np.asarray(lower), upper=np.asarray(upper),
                        center=np.asarray(center), scale=SCALE * typical / sd, sd=sd,

@@ -38,6 +38,7 @@ import numpy as np
 from firecy._validation import check_sample_weight
 from firecy.estimators._multinomial_cycles import absent_class_margin
 from firecy.estimators._multinomial_engine import multinomial_path
+from firecy.estimators._multinomial_polish import row_logsumexp
 from firecy.solver import PathResult, fire_path
 
 __all__ = ["BinaryLogisticPaths", "MultinomialPaths", "multinomial_path", "pack_target"]
@@ -74,6 +75,13 @@ class BinaryLogisticPaths:
         """Margins (log-odds of class 1), shape (n_rows, n_points)."""
         return (np.asarray(design.tocsc() @ path.coefs.T) + path.intercepts[None, :]
                 + y[:, 1:2])
+
+    def training_loss(self, design, y, path, sample_weight):
+        """The weighted mean log-loss at each point of ``path`` on the rows
+        of ``design`` (what the path minimises, without the penalty)."""
+        m = self.predict(design, y, path)
+        loss = np.logaddexp(0.0, m) - y[:, :1] * m
+        return np.average(loss, axis=0, weights=sample_weight)
 
 
 def _single_class_intercept(present, s, offset):
@@ -165,3 +173,12 @@ class MultinomialPaths:
             cols = col_class == k
             out[:, :, k] = np.asarray(M[:, cols] @ path.coefs[:, cols].T)
         return out + path.intercepts[None, :, :] + y[:, None, 1:]
+
+    def training_loss(self, design, y, path, sample_weight):
+        """The weighted mean multinomial log-loss at each point of ``path``
+        on the rows of ``design``."""
+        eta = self.predict(design, y, path)
+        n, m, K = eta.shape
+        lse = row_logsumexp(eta.reshape(n * m, K)).reshape(n, m)
+        own = np.take_along_axis(eta, y[:, 0].astype(np.intp)[:, None, None], axis=2)[:, :, 0]
+        return np.average(lse - own, axis=0, weights=sample_weight)

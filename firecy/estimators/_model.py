@@ -73,6 +73,34 @@ def _check_fitted(model, data, n_features, owner):
     return model_names
 
 
+def _check_float32_range(data):
+    """A clear error for features the default forest cannot read: scikit-learn's
+    trees read X as float32, and a value beyond float32's range (about 3.4e38)
+    stopped with "Input X contains infinity or a value too large"."""
+    X = data.X
+    if hasattr(X, "iloc"):
+        return                       # native categories: the forest reads it as given
+    if X.shape[0] == 0:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)        # an all-NaN column
+        if hasattr(X, "toarray"):
+            top = abs(X).max(axis=0)
+            top = top.toarray() if hasattr(top, "toarray") else top
+        else:
+            top = np.nanmax(np.abs(np.asarray(X, dtype=np.float64)), axis=0)
+    top = np.nan_to_num(np.asarray(top, dtype=np.float64).reshape(-1), nan=0.0)
+    bad = np.flatnonzero(top > np.finfo(np.float32).max)
+    if bad.size:
+        names = data.feature_names or [f"x{j}" for j in range(top.shape[0])]
+        shown = ", ".join(f"{names[j]!r} (|x| up to {top[j]:.3g})" for j in bad[:5])
+        raise ValueError(
+            f"feature(s) {shown} exceed float32's range (3.4e38), which the default "
+            "forest (scikit-learn's trees read X as float32) cannot hold: rescale them, "
+            "or give an estimator that reads float64, e.g. "
+            "HistGradientBoostingRegressor / HistGradientBoostingClassifier")
+
+
 def fitted_model(est, data, task):
     """The fitted ensemble model and the column names it reads X with.
 
@@ -106,6 +134,7 @@ def fitted_model(est, data, task):
     names = None if data.native_categorical else data.feature_names
     to_model = lambda X: model_input(X, names, data.native_categorical)  # noqa: E731
     if given is None:
+        _check_float32_range(data)
         return fit_default_forest(task.default_model, data.X, task.model_y, weight,
                                   to_model), names
     if not callable(getattr(given, "fit", None)):

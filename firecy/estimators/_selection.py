@@ -39,7 +39,7 @@ from firecy.solver import PathResult, fire_path
 from firecy.solver import candidate_points
 
 __all__ = ["FIREPath", "SquaredLossPaths", "full_path_task", "fold_errors_task",
-           "weighted_squared_error", "select_on_paths", "effective_n_jobs"]
+           "weighted_squared_error", "select_on_paths", "saturated_points", "effective_n_jobs"]
 
 
 @dataclass
@@ -76,7 +76,9 @@ class FIREPath(PathResult):
         inserted points inside a run of equal rule counts, which repeat the
         run's rules at a larger lambda than its last point
         (:func:`firecy.solver._refine.candidate_points`; every rule count
-        of the path keeps a point). Only these are cross-validated.
+        of the path keeps a point), and except a classifier's saturated
+        points (:func:`saturated_points`: the classes separated, the weights
+        unbounded). Only these are cross-validated.
     inserted : ndarray of bool, shape (n_points,)
         Points added by path refinement (all False without it).
     skipped_counts : ndarray of int or None
@@ -157,7 +159,9 @@ class SquaredLossPaths:
     ``keeps_unpenalised_blocks``: its paths start where the blocks of an
     :class:`~firecy.penalties.Unpenalised` penalty are fitted
     (:func:`~firecy.solver.fire_path`), so a stable fit may keep its pool's
-    rules unpenalised (``_stable``).
+    rules unpenalised (``_stable``). A classifier's fitter also has
+    ``training_loss(design, y, path, sample_weight)``, which marks the
+    saturated points (:func:`saturated_points`).
     """
 
     keeps_unpenalised_blocks = True
@@ -319,6 +323,11 @@ def select_on_paths(grid, source, target, sample_weight,
     ]
     if fixed:
         eligible = [e & (np.arange(len(e)) == len(e) - 1) for e in eligible]
+    else:
+        fitter = common.get("fitter")
+        eligible = [e & ~saturated_points(fitter, source.rows(fit_rows), target[fit_rows],
+                                          sample_weight[fit_rows], p)
+                    for e, p in zip(eligible, full)]
 
     errors = [np.full(len(p), np.nan) for p in full]
     stds = [np.full(len(p), np.nan) for p in full]
@@ -351,6 +360,39 @@ def select_on_paths(grid, source, target, sample_weight,
         for g, ((params, _), p) in enumerate(zip(grid, full))
     ]
     return paths, best
+
+
+#: A path point whose training loss is below this fraction of the first
+#: point's (the null model's at lambda_max) is saturated: glmnet's
+#: ``fdev``, a deviance explained of 0.999, where it stops its paths.
+SATURATED = 1e-3
+
+
+def saturated_points(fitter, source, target, sample_weight, path):
+    """The points of ``path`` where the fit is saturated (a mask).
+
+    On separable classes the logistic and multinomial losses fall to 0 as
+    the weights grow without bound, and MCP, flat beyond ``gamma * lam``,
+    does not stop them: the penalised problem has no minimiser, and where
+    the solver stops is decided by rounding (weights of a few thousand that
+    differ by 10% between a fit with integer weights and one with the rows
+    repeated). Those points are left out of the choice, unless only models
+    without a term precede them: then the first saturated point stays a
+    candidate (glmnet's last point), so that data separated by the first
+    rule to enter still get that rule rather than the null model. A fitter
+    without a ``training_loss`` (regression, counts, survival) has none.
+    """
+    training_loss = getattr(fitter, "training_loss", None)
+    mask = np.zeros(len(path), dtype=bool)
+    if training_loss is None or len(path) < 2:
+        return mask
+    loss = training_loss(source.block_design(), target, path, sample_weight)
+    mask = loss < SATURATED * loss[0]
+    if mask.any():
+        first = int(np.argmax(mask))
+        if not np.any(np.asarray(path.n_rules[:first]) > 0):
+            mask[first] = False
+    return mask
 
 
 def _warn_if_budget_unreachable(full, eligible, best, max_rules):

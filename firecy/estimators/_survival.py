@@ -23,6 +23,10 @@ def martingale_residuals(event, time, sample_weight):
     (Breslow's cumulative hazard), what a model without a survival loss is
     fitted to (a rule with positive mean residual holds more events than its
     time at risk predicts)."""
+    # relative weights (the hazard is a ratio of weight sums): all weights
+    # 1.1 give exactly the residuals of weights 1
+    top = np.max(sample_weight)
+    sample_weight = sample_weight / top if top > 0 else sample_weight
     order = np.argsort(time, kind="stable")
     ts, ds, ss = time[order], (event * sample_weight)[order], sample_weight[order]
     at_risk = np.cumsum(ss[::-1])[::-1]
