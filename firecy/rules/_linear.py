@@ -71,7 +71,8 @@ class LinearTerms:
         importance in ``rules_`` is ``|slope| * sd``.
     not_offered : list of (str, str)
         The numeric features not offered as a term, each with the reason
-        ("constant", "all missing"); categorical features are never offered.
+        ("constant", "all missing", "too small for float64"); categorical
+        features are never offered.
     """
 
     features: np.ndarray
