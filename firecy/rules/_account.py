@@ -212,7 +212,7 @@ class FittedRuleModel:
         How ``constant`` is made up, as the texts print it after the
         intercept ("" when it is the intercept alone).
     terms : tuple of Term
-        Every kept term, per output the rules by decreasing |contribution|,
+        Every kept term, per output the rules by decreasing ``|contribution|``,
         then the linear terms by decreasing importance.
     n_antecedents : int
         The distinct split nodes on the kept rules' paths.
