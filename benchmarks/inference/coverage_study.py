@@ -19,10 +19,11 @@ selecting model's own term design. Reported per setting and method: the
 coverage over all reported terms, the mean width, and the power (the share of
 terms whose interval excludes 0, among those whose target is not 0).
 
-Run: ``python benchmarks/inference/coverage.py [--reps 500] [--out runs.csv]``
+Run: ``python benchmarks/inference/coverage_study.py [--reps 500] [--out benchmarks/inference/runs.csv]``
 """
 import argparse
 import csv
+import gzip
 import time
 import warnings
 
@@ -116,7 +117,8 @@ def main():
              else [int(v) for v in args.settings.split(",")])
     fields = ["setting", "task", "n", "noise", "rho", "rep", "method", "term", "kind",
               "target", "covered", "width", "rejects", "error"]
-    with open(args.out, "w", newline="") as fh:
+    opener = gzip.open if args.out.endswith(".gz") else open
+    with opener(args.out, "wt", newline="") as fh:
         out = csv.DictWriter(fh, fieldnames=fields)
         out.writeheader()
         for s in picks:
