@@ -78,9 +78,10 @@ def table(headers, rows, *, numeric=(), caption=None, digits=4):
     return Html("\n".join(out))
 
 
-def figure(fig, caption, *, narrow=False):
+def figure(fig, caption, *, narrow=False, shown_caption=True):
     """A matplotlib figure as an SVG data URI in an ``<img>``, with its caption
-    (``narrow``: shown at most half the page wide)."""
+    (``narrow``: shown at most half the page wide; ``shown_caption=False``: the
+    caption is the image's text alternative only, where a heading names it)."""
     import matplotlib
 
     printable_texts(fig)   # well-formed SVG whatever the strings (the report's own too)
@@ -95,7 +96,8 @@ def figure(fig, caption, *, narrow=False):
     alt = text(caption)
     return Html(f'<figure><img class="picture{" narrow" if narrow else ""}" alt="{alt}" '
                 f'src="data:image/svg+xml;base64,{data}">'
-                f"<figcaption>{alt}</figcaption></figure>")
+                + (f"<figcaption>{alt}</figcaption>" if shown_caption else "")
+                + "</figure>")
 
 
 def pre(value):

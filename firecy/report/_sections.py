@@ -238,7 +238,8 @@ def _row_block(est, X, i, label_of, target, names):
     if target is not None:
         facts += f"; observed: {target}"
     picture = figure(plot_explanation(est, row, label=label, feature_names=names),
-                     f"{label_of}: its column of the table below, as a waterfall.")
+                     f"{label_of}: its column of the table below, as a waterfall.",
+                     shown_caption=False)
     card = Html(f'<div><h3>{text(label_of)}</h3>\n<p>{text(facts)}</p>\n{picture}</div>')
     return card, records, total
 
@@ -303,15 +304,14 @@ def rows_section(est, X, y, which, rows=None, n_rows=3, names=None, row_names=No
         parts = [Html('<div class="cards">' + "".join(b[0] for b in blocks) + "</div>"),
                  _rows_table(blocks, labels)]
     return section("rows", "Explained rows",
-                   f"Each prediction is the sum of its terms: the intercept, the ensemble's "
-                   f"baseline, the contributions of the rules that hold on the row"
-                   + (" and of the linear terms" if est.model_.n_linear_terms else "")
-                   + f" (estimator.explain). Shown: {how}, of the {which} rows; the table "
-                     "gives each term's contribution to each row, and under it the row's "
-                     "values the term reads (\u2013: the rule does not hold). Each waterfall "
-                     "goes from the intercept plus baseline to the prediction, one bar per "
-                     "term with a nonzero contribution (a rule that holds on the row, or a "
-                     "linear term), under each the row's values it reads.", *parts)
+                   f"Each prediction is the sum of its terms (estimator.explain): the "
+                   f"intercept, the ensemble's baseline, the rules that hold on the row"
+                   + (" and the linear terms" if est.model_.n_linear_terms else "")
+                   + f". Shown: {how}, of the {which} rows. Each waterfall goes from the "
+                     "intercept plus baseline to the prediction, a bar per term that adds "
+                     "to it; the table gives each term's contribution to each row and, under "
+                     "it, the row's values the term reads (\u2013: the rule does not hold).",
+                   *parts)
 
 
 def sections_for(est, X, y, ev, *, rows, n_rows, comparison, comparison_note, names,
