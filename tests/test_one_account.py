@@ -189,3 +189,40 @@ def test_path_plot_counts_what_the_account_counts(fitted):
     # the selected point of the path counts the account's terms
     k = int(np.argmin(np.abs(np.asarray(est.path_.lambdas) - est.lambda_)))
     assert int(est.path_.n_rules[k]) == model.n_terms
+
+
+@pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])
+@pytest.mark.parametrize("linear", [True, False])
+def test_command_line_text_and_json_tell_the_same_counts(tmp_path, capsys, task, linear):
+    pd = pytest.importorskip("pandas")
+    from firecy.cli import main
+
+    X, y = _data(task, seed=1)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["target"] = y
+    data = tmp_path / "data.csv"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "rules.json"
+    args = ["extract", str(data), "--target", "target", "--output", str(out), "--n-trees",
+            "30", "--max-depth", "3", "--max-rules", "8", "--n-lambdas", "15", "--n-jobs",
+            "1", "--no-progress", "--seed", "0"]
+    assert main(args + ([] if linear else ["--no-linear-terms"])) == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    # the printed counts line is the JSON's counts, said as every output says them
+    from firecy.rules._account import counts_sentence
+
+    assert counts_sentence(doc["n_rules"], doc["n_trees"], doc["n_antecedents"],
+                           doc["n_linear_terms"]) in printed
+    assert doc["n_terms"] == doc["n_rules"] + doc["n_linear_terms"] == len(doc["rules"])
+    assert (doc["n_linear_terms"] > 0) <= linear
+    # the comparison row of FIRE: the same terms, rules and lines, in the text and the JSON
+    fire = next(v for k, v in doc["comparison"].items() if k.startswith("FIRE"))
+    assert (fire["n_terms"], fire["n_rules"], fire["n_linear_terms"], fire["n_antecedents"]) \
+        == (doc["n_terms"], doc["n_rules"], doc["n_linear_terms"], doc["n_antecedents"])
+    row = next(line for line in printed.splitlines() if line.startswith("FIRE "))
+    name = next(k for k in doc["comparison"] if k.startswith("FIRE"))
+    assert row.startswith(name)
+    terms, rules, lines, antecedents = row[len(name):].split()[:4]
+    assert [int(terms), int(rules), int(lines), int(antecedents)] == [
+        doc["n_terms"], doc["n_rules"], doc["n_linear_terms"], doc["n_antecedents"]]
