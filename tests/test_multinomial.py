@@ -22,12 +22,6 @@ from firecy.solver import BlockDesign
 K = 3
 
 
-@pytest.fixture(autouse=True)
-def use_engine(monkeypatch):
-    """The engine's path, whatever the module's default switch."""
-    monkeypatch.setattr(engine_path, "USE_ENGINE", True)
-
-
 def forest_leaves(n_samples=240, n_trees=5, max_depth=2, seed=0):
     """Leaf indicators of a random forest on a 3-class problem, built from
     scikit-learn's tree arrays (independent of firecy.ensembles)."""
@@ -252,17 +246,18 @@ def test_absent_class_is_left_out(problem):
     assert 0 < np.average(P[:, 2], weights=s) < 1.0 / np.count_nonzero(s)
 
 
-def test_same_answer_as_the_class_cycles(problem, monkeypatch):
+def test_same_answer_as_the_class_cycles(problem):
+    from firecy.estimators._multinomial_cycles import multinomial_path as cycles_path
+
     design, M, block_class, y, s = problem
     target = pack_target(y, np.zeros((len(y), K)))
     kwargs = dict(block_class=block_class, n_classes=K, sample_weight=s, n_lambdas=6,
                   tol=1e-10, max_iter=10 ** 6)
     new = engine_path.multinomial_path(design, target, L1(), **kwargs)
-    monkeypatch.setattr(engine_path, "USE_ENGINE", False)
     with warnings.catch_warnings():
         # the cycles stop on the decrease of F, not on tol 1e-10's gradients
         warnings.simplefilter("ignore", ConvergenceWarning)
-        old = engine_path.multinomial_path(design, target, L1(), **kwargs)
+        old = cycles_path(design, target, L1(), **kwargs)
     np.testing.assert_allclose(new.lambdas, old.lambdas, rtol=1e-9)
     np.testing.assert_allclose(new.objectives, old.objectives, rtol=1e-7)
     assert np.all(new.objectives <= old.objectives * (1 + 1e-9))

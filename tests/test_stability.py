@@ -305,19 +305,19 @@ def test_stable_pool_counts_a_split_and_its_complement_once(diabetes):
     assert n_single > 0
 
 
-def test_stable_pool_writes_a_pair_beside_its_parent_as_the_lower_child(diabetes, monkeypatch):
+def test_stable_pool_writes_a_pair_beside_its_parent_as_the_lower_child(diabetes):
     # A and x > t beside A is A minus (A and x <= t): the pool writes it as
     # its node's lower child, so two samples name it alike; the parent (its
     # split written on its lower side) and the pair are then both in the pool
     from firecy.rules import simplify_conditions
 
-    from firecy.estimators import _stable
-
     X, y = diabetes
     # seed 0, 500 trees, 14 rules: written apart, the pool keeps an upper
     # child beside its parent (checked)
-    monkeypatch.setattr(_stable, "N_TREES", 500)
-    fire = FIRERegressor(stable=True, max_rules=14, **FAST).fit(X, y)
+    fire = FIRERegressor(stable=True, max_rules=14, **FAST)
+    fire._fit_options = {"n_trees": 500}
+    fire.fit(X, y)
+    assert fire.estimator_.n_estimators == 500
     ens = fire.ensemble_
 
     def lower(conds):
@@ -354,9 +354,7 @@ def _few_values_data(seed=0, n=400):
     return X, y
 
 
-def test_stable_pool_compares_a_feature_of_few_values_threshold_by_threshold(monkeypatch):
-    from firecy.estimators import _stable
-
+def test_stable_pool_compares_a_feature_of_few_values_threshold_by_threshold():
     X, y = _few_values_data()
     grid = decile_grid(X)
     low, high = Condition(0, "<=", 2.5), Condition(0, "<=", 3.5)
@@ -370,8 +368,9 @@ def test_stable_pool_compares_a_feature_of_few_values_threshold_by_threshold(mon
     fire = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
     # at most ten values: each threshold is its own rule
     assert x0_thresholds(fire) == [2.5, 3.5]
-    monkeypatch.setattr(_stable, "DISCRETE_LIMIT", 0)
-    merged = FIRERegressor(stable=True, max_rules=6, **FAST).fit(X, y)
+    merged = FIRERegressor(stable=True, max_rules=6, **FAST)
+    merged._fit_options = {"discrete_limit": 0}
+    merged.fit(X, y)
     assert len(x0_thresholds(merged)) == 1
 
 

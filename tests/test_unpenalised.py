@@ -178,16 +178,16 @@ def test_multiclass_and_poisson_select_in_their_pool():
     assert not isinstance(fit.penalty_.rules, Unpenalised)
 
 
-def test_kept_pool_through_the_poisson_outer_loop(monkeypatch):
+def test_kept_pool_through_the_poisson_outer_loop():
     from firecy import FIREPoissonRegressor
-    from firecy.estimators import _stable
 
     X, y = load_diabetes(return_X_y=True)
     counts = np.random.default_rng(0).poisson(np.exp(0.5 * (y - y.mean()) / y.std()))
-    monkeypatch.setattr(_stable, "KEEP_POOL_LOSSES", {"squared": 0.0, "poisson": 0.0})
+    fit = FIREPoissonRegressor(stable=True, max_rules=6, **FAST)
+    fit._fit_options = {"keep_pool_losses": {"squared": 0.0, "poisson": 0.0}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = FIREPoissonRegressor(stable=True, max_rules=6, **FAST).fit(X, counts)
+        fit.fit(X, counts)
     cols = fit.stable_columns_
     assert fit.n_rules_ == len(cols) == 6 and isinstance(fit.penalty_.rules, Unpenalised)
     R = np.column_stack([fit.ensemble_.rule_mask(j, X) for j in cols]).astype(float)

@@ -37,20 +37,21 @@ largest relative objective excess of each over the other along the path.
 Both are timed in process CPU time (one thread each; on a shared machine
 the wall time includes waiting for a core).
 
-``--method`` runs the fits once per listed method in the same process
-("before" and "after" in one run): :func:`use_method` is the one place that
-selects the multinomial solver; ``current`` is the code as it is.
+``--method`` names the rows' method; ``current`` (the code as it is) is the
+only one since the switch between the engine and the class cycles
+(``_multinomial_engine.USE_ENGINE``) was retired (issue 48: a module global
+that benchmarks assigned); the engine-against-cycles numbers in RESULTS.md
+were measured with it (git history).  :func:`use_method` is where another
+solver would be selected.
 
 Usage::
 
     python benchmarks/classification/classification_speed.py                 # everything (~30 min)
     python benchmarks/classification/classification_speed.py --quick         # < 1 min of CPU
     python benchmarks/classification/classification_speed.py --data iris wine --models gb lgbm
-    python benchmarks/classification/classification_speed.py --method cycles,current
 """
 import argparse
 import contextlib
-import importlib
 import platform
 import sys
 import time
@@ -68,42 +69,20 @@ from firecy import FIREClassifier
 DATASETS = ("breast_cancer", "wine", "iris", "synthetic5")
 MODELS = ("rf", "gb", "xgb", "lgbm")
 
-# -- the solver switch ----------------------------------------------------------
-# (module, attribute) of the private switch that selects the multinomial
-# solver, assigned the method's name for the duration of a fit; None while
-# the only solver is the current code.  Wired at the merge of the compiled
-# multinomial datafit (issue 23, item 1), e.g.
-# ("firecy.estimators._logistic_paths", "_MULTINOMIAL_METHOD").
-# the compiled multinomial solve (True) or the Python class cycles (False)
-_SWITCH = ("firecy.estimators._multinomial_engine", "USE_ENGINE")
-_METHODS = {"engine": True, "cycles": False}
-
-
 @contextlib.contextmanager
 def use_method(method):
-    """Run the body with the multinomial solver ``method``.
-
-    ``"current"`` leaves the code as it is; ``"engine"`` and ``"cycles"`` set
-    the private switch ``_SWITCH`` (the compiled multinomial solve or the
-    Python class cycles) and restore it afterwards.
+    """Run the body with the multinomial solver ``method``: only
+    ``"current"``, the code as it is (no module switch is assigned).
 
     Parameters
     ----------
     method : str
-        ``"current"``, ``"engine"`` or ``"cycles"``.
+        ``"current"``.
     """
-    if method == "current":
-        yield
-        return
-    if method not in _METHODS:
-        raise SystemExit(f"--method {method}: use 'current', 'engine' or 'cycles'")
-    module = importlib.import_module(_SWITCH[0])
-    before = getattr(module, _SWITCH[1])
-    setattr(module, _SWITCH[1], _METHODS[method])
-    try:
-        yield
-    finally:
-        setattr(module, _SWITCH[1], before)
+    if method != "current":
+        raise SystemExit(f"--method {method}: only 'current' is left (the engine/cycles "
+                         "switch was retired, issue 48)")
+    yield
 
 
 # -- data and models --------------------------------------------------------------

@@ -4,9 +4,10 @@ the binary solve on the same rows and trees, and scikit-learn's saga.
 Three tables, every time in CPU seconds of this process (``time.process_time``:
 the shared machine's load moves wall times by 2-5x between runs):
 
-1. ``FIREClassifier(model, random_state=0).fit`` (the CV folds seeded) with the class cycles
-   (``_multinomial_engine.USE_ENGINE = False``) and with the engine, in the
-   same run: CPU time, held-out accuracy and log-loss, ConvergenceWarnings.
+1. ``FIREClassifier(model, random_state=0).fit`` (the CV folds seeded) with
+   the engine: CPU time, held-out accuracy and log-loss, ConvergenceWarnings
+   (the class cycles' column was measured with the retired switch
+   ``_multinomial_engine.USE_ENGINE``, issue 48; git history).
 2. The path alone (default penalty, 50 points): K = 3 in the engine vs the
    binary path (one class against the rest) on the same rows and the same
    forest's trees.
@@ -64,29 +65,23 @@ def models(names):
 
 
 def fits(data, libs):
-    print("| data | model | cycles s | engine s | ratio | acc cycles / engine "
-          "| log-loss cycles / engine | ConvergenceWarnings cycles / engine |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| data | model | engine s | accuracy | log-loss | ConvergenceWarnings |")
+    print("|---|---|---|---|---|---|")
     for dname, (X, y) in data.items():
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0,
                                               stratify=y)
         for lib, make in libs.items():
             model = make().fit(Xtr, ytr)
-            res = {}
-            for flag in (False, True):
-                engine_path.USE_ENGINE = flag
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    t = time.process_time()
-                    est = FIREClassifier(model, random_state=0).fit(Xtr, ytr)
-                    dt = time.process_time() - t
-                n_conv = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-                res[flag] = (dt, accuracy_score(yte, est.predict(Xte)),
-                             log_loss(yte, est.predict_proba(Xte), labels=est.classes_), n_conv)
-            engine_path.USE_ENGINE = True
-            (t0, a0, l0, c0), (t1, a1, l1, c1) = res[False], res[True]
-            print(f"| {dname} | {lib} | {t0:.2f} | {t1:.2f} | {t0 / t1:.2f} | {a0:.4f} / {a1:.4f} "
-                  f"| {l0:.4f} / {l1:.4f} | {c0} / {c1} |", flush=True)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                t = time.process_time()
+                est = FIREClassifier(model, random_state=0).fit(Xtr, ytr)
+                dt = time.process_time() - t
+            n_conv = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+            acc = accuracy_score(yte, est.predict(Xte))
+            loss = log_loss(yte, est.predict_proba(Xte), labels=est.classes_)
+            print(f"| {dname} | {lib} | {dt:.2f} | {acc:.4f} | {loss:.4f} | {n_conv} |",
+                  flush=True)
 
 
 def forest_design(X, y, n_trees=100, max_depth=3, indicator=False):
@@ -131,7 +126,6 @@ def binary_vs_multi(data):
         fire_path(binary, (y == 0).astype(float), pen, datafit="logistic", n_lambdas=50)
         tb = time.process_time() - t
         t = time.process_time()
-        engine_path.USE_ENGINE = True
         engine_path.multinomial_path(multi, pack_target(y, np.zeros((len(y), 3))), pen,
                                      block_class=block_class, n_classes=3, n_lambdas=50)
         tm = time.process_time() - t
@@ -157,7 +151,6 @@ def versus_saga(data, n_points=10):
         K = len(np.unique(y))
         multi, block_class, _, leaves = forest_design(X, y, indicator=True)
         target = pack_target(y, np.zeros((len(y), K)))
-        engine_path.USE_ENGINE = True
         t = time.process_time()
         path = engine_path.multinomial_path(multi, target, L1(), block_class=block_class,
                                             n_classes=K, n_lambdas=n_points, eps=1e-2,

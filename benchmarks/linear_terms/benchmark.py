@@ -77,11 +77,18 @@ def _forest(task, seed):
     return cls(n_estimators=500, max_depth=3, random_state=seed, n_jobs=1)
 
 
+# the FIRE fits' private options (``est._fit_options``, set from the command
+# line in ``main``: ``linear_penalty``), passed to each estimator
+FIT_OPTIONS = {}
+
+
 def _fire(task, forest, seed, **params):
     from firecy import FIREClassifier, FIRERegressor
 
     cls = FIREClassifier if task == "classification" else FIRERegressor
-    return cls(forest, random_state=seed, n_jobs=1, **params)
+    est = cls(forest, random_state=seed, n_jobs=1, **params)
+    est._fit_options = dict(FIT_OPTIONS)
+    return est
 
 
 def _linear(task):
@@ -322,7 +329,8 @@ def main(argv=None):
     parser.add_argument("--scale", type=float, default=None,
                         help="firecy.estimators._linear_terms.SCALE for this run")
     parser.add_argument("--linear-penalty", default=None,
-                        help="firecy.estimators._linear_terms.LINEAR_PENALTY for this run: "
+                        help="the fits' linear_penalty option (default "
+                             "firecy.estimators._linear_terms.LINEAR_PENALTY): "
                              "same, l1, or an MCP gamma for the linear terms")
     parser.add_argument("--typical", choices=["median", "rms"], default=None,
                         help="firecy.estimators._linear_terms.TYPICAL for this run")
@@ -345,7 +353,7 @@ def main(argv=None):
         if args.typical is not None:
             _linear_terms.TYPICAL = args.typical
         if args.linear_penalty is not None:
-            _linear_terms.LINEAR_PENALTY = args.linear_penalty
+            FIT_OPTIONS["linear_penalty"] = args.linear_penalty
         rows = []
         for name in args.datasets.split(","):
             rows += run(name, [int(s) for s in args.seeds.split(",")],

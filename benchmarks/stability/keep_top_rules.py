@@ -35,17 +35,12 @@ def fit_half(X, y, k, trees, seed):
     from sklearn.linear_model import LassoCV
 
     from firecy import FIRERegressor
-    from firecy.estimators import _stable
 
     est = FIRERegressor(stable=True, max_rules=k, random_state=seed, n_jobs=1)
-    saved = _stable.N_TREES
-    _stable.N_TREES = trees
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(X, y)
-    finally:
-        _stable.N_TREES = saved
+    est._fit_options = {"n_trees": trees}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
     ens, cols = est.ensemble_, est.stable_columns_
 
     def rules(Z):

@@ -56,18 +56,13 @@ def ranked_pool(task, X, y, seed, trees):
     """A ``stable=True, linear_terms=False`` fit whose pool holds ``3 * max_rules``
     rules (``stable_columns_``, most frequent first) from ``trees`` trees."""
     from firecy import FIREClassifier, FIRERegressor
-    from firecy.estimators import _stable
 
     est = (FIRERegressor if task == "regression" else FIREClassifier)(
         stable=True, linear_terms=False, random_state=seed, n_jobs=1)
-    saved = (_stable.N_TREES, _stable.POOL_PER_RULE)
-    _stable.N_TREES, _stable.POOL_PER_RULE = trees, 3
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(X, y)
-    finally:
-        _stable.N_TREES, _stable.POOL_PER_RULE = saved
+    est._fit_options = {"n_trees": trees, "pool_per_rule": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
     return est
 
 

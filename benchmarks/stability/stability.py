@@ -16,8 +16,9 @@ Methods: ``FIRERegressor()`` / ``FIREClassifier()`` at their defaults,
 their defaults) and RuleFit (``imodels.RuleFitRegressor`` /
 ``RuleFitClassifier`` at theirs); ``--methods`` picks some.  The ablations
 (``ABLATIONS``) are ``stable=True`` with one piece changed (an estimator
-parameter, or a constant of ``firecy.estimators._stable``, or of another
-``firecy.estimators`` module, patched during the fit).  One thread (``n_jobs=1``), CPU seconds.
+parameter, or a fit option: ``est._fit_options``, whose names are those of
+the constants of ``firecy.estimators._stable`` and ``_linear_terms`` in
+lower case, ``firecy/estimators/_fit_options.py``).  One thread (``n_jobs=1``), CPU seconds.
 
     python benchmarks/stability/stability.py --splits 10 --csv runs.csv
     python benchmarks/stability/stability.py --from-csv runs.csv    # the tables
@@ -67,97 +68,98 @@ def load(name):
 
 
 # stable=True with one piece changed (what each piece is worth): the name,
-# what it changes, whether linear terms are offered, and the module
-# attributes of firecy.estimators._stable patched during the fit
+# what it changes, the estimator's parameters, and its fit options
+# (``est._fit_options``: the constants of firecy.estimators._stable, and
+# _linear_terms's LINEAR_PENALTY, in lower case)
 ABLATIONS_BEFORE_THE_FOURTH_RUN = {
     "stable_rules_only": ("rules only", {"linear_terms": False}, {}),
-    "stable_pool2": ("a pool of twice max_rules rules", {}, {"POOL_PER_RULE": 2}),
-    "stable_trees2000": ("2,000 trees in the pool's forest", {}, {"N_TREES": 2000}),
-    "stable_freq0": ("one penalty for every pool rule", {}, {"FREQUENCY_POWER": 0.0}),
-    "stable_freq2": ("penalty (f_max / f) ** 2", {}, {"FREQUENCY_POWER": 2.0}),
+    "stable_pool2": ("a pool of twice max_rules rules", {}, {"pool_per_rule": 2}),
+    "stable_trees2000": ("2,000 trees in the pool's forest", {}, {"n_trees": 2000}),
+    "stable_freq0": ("one penalty for every pool rule", {}, {"frequency_power": 0.0}),
+    "stable_freq2": ("penalty (f_max / f) ** 2", {}, {"frequency_power": 2.0}),
     "stable_rules_only_freq0": ("rules only, one penalty", {"linear_terms": False},
-                                {"FREQUENCY_POWER": 0.0}),
+                                {"frequency_power": 0.0}),
     "stable_rules_only_freq2": ("rules only, (f_max / f) ** 2", {"linear_terms": False},
-                                {"FREQUENCY_POWER": 2.0}),
-    "stable_freq_median": ("penalty (f_median / f)", {}, {"FREQUENCY_REFERENCE": "median"}),
+                                {"frequency_power": 2.0}),
+    "stable_freq_median": ("penalty (f_median / f)", {}, {"frequency_reference": "median"}),
     "stable_freq_median2": ("penalty (f_median / f) ** 2", {},
-                            {"FREQUENCY_REFERENCE": "median", "FREQUENCY_POWER": 2.0}),
+                            {"frequency_reference": "median", "frequency_power": 2.0}),
     "stable_penalised_pool": ("the pool's rules penalised beside the lines (before the third "
-                              "run)", {}, {"KEEP_POOL_LOSSES": {}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                              "run)", {}, {"keep_pool_losses": {}, "canonical_side": False, "centre_kept": False}),
     # measured before the ridge on the kept pool (KEEP_POOL_LOSSES pinned to that)
     "stable_near_duplicates": ("pool rules equal up to the training deciles both kept", {},
-                               {"DISTINCT_DECILES": False, "KEEP_POOL_LOSSES": {"squared": 0.0},
-                                "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                               {"distinct_deciles": False, "keep_pool_losses": {"squared": 0.0},
+                                "canonical_side": False, "centre_kept": False}),
     "stable_rules_only_near_duplicates": ("rules only, near-duplicates kept",
                                           {"linear_terms": False},
-                                          {"DISTINCT_DECILES": False, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                                          {"distinct_deciles": False, "canonical_side": False, "centre_kept": False}),
     # measured against stable_near_duplicates (the third run's first default)
     "stable_near_duplicates_keep_logistic": (
         "near-duplicates kept; the pool kept unpenalised under the logistic loss too", {},
-        {"DISTINCT_DECILES": False, "KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.0},
-         "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"distinct_deciles": False, "keep_pool_losses": {"squared": 0.0, "logistic": 0.0},
+         "canonical_side": False, "centre_kept": False}),
     "stable_keep_logistic_ridge0.03": (
         "the pool kept under the logistic loss with a fixed ridge 0.03", {},
-        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.03}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"keep_pool_losses": {"squared": 0.0, "logistic": 0.03}, "canonical_side": False, "centre_kept": False}),
     "stable_keep_logistic_ridge0.1": (
         "the pool kept under the logistic loss with a fixed ridge 0.1", {},
-        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.1}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"keep_pool_losses": {"squared": 0.0, "logistic": 0.1}, "canonical_side": False, "centre_kept": False}),
     "stable_keep_logistic_ridge0.3": (
         "the pool kept under the logistic loss with a fixed ridge 0.3", {},
-        {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.3}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"keep_pool_losses": {"squared": 0.0, "logistic": 0.3}, "canonical_side": False, "centre_kept": False}),
     "stable_no_ridge": ("the kept pool without a ridge (squared loss; the logistic loss keeps "
-                        "ridge 0.1)", {}, {"KEEP_POOL_LOSSES": {"squared": 0.0, "logistic": 0.1}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                        "ridge 0.1)", {}, {"keep_pool_losses": {"squared": 0.0, "logistic": 0.1}, "canonical_side": False, "centre_kept": False}),
     "stable_both_sides": ("a one-condition rule and its complement counted apart", {},
-                          {"CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                          {"canonical_side": False, "centre_kept": False}),
     "stable_root_side_uncentred": ("a split's sides as one only at the root; the kept pool not "
-                                   "centred", {}, {"CANONICAL_SIDE": True, "CENTRE_KEPT": False}),
+                                   "centred", {}, {"canonical_side": True, "centre_kept": False}),
     "stable_root_side": ("a split's sides as one only at the root", {},
-                         {"CANONICAL_SIDE": True}),
+                         {"canonical_side": True}),
     "stable_sibling_children": ("the two children of every node counted as one rule", {},
-                                {"CANONICAL_SIDE": "node"}),
+                                {"canonical_side": "node"}),
     "stable_sibling_children_uncentred": ("the two children of every node as one; the kept "
                                           "pool not centred", {},
-                                          {"CANONICAL_SIDE": "node", "CENTRE_KEPT": False}),
+                                          {"canonical_side": "node", "centre_kept": False}),
     "stable_rules_only_root_side": ("rules only, a split's sides as one only at the root",
-                                    {"linear_terms": False}, {"CANONICAL_SIDE": True}),
+                                    {"linear_terms": False}, {"canonical_side": True}),
     "stable_max_rules10": ("a pool of 10 rules (SIRUS's size), max_rules=10", {"max_rules": 10},
                            {}),
     "stable_max_rules12": ("a pool of 12 rules, max_rules=12", {"max_rules": 12}, {}),
     "stable_rules_only_both_sides": ("rules only, a rule and its complement apart",
-                                     {"linear_terms": False}, {"CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                                     {"linear_terms": False}, {"canonical_side": False, "centre_kept": False}),
     "stable_ridge_squared0.03": ("a fixed ridge 0.03 on the kept pool under the squared loss too",
-                                 {}, {"KEEP_POOL_LOSSES": {"squared": 0.03, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                                 {}, {"keep_pool_losses": {"squared": 0.03, "logistic": 0.1},
+                                     "canonical_side": False, "centre_kept": False}),
     "stable_ridge_squared0.1": ("a fixed ridge 0.1 on the kept pool under the squared loss too",
-                                {}, {"KEEP_POOL_LOSSES": {"squared": 0.1, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                                {}, {"keep_pool_losses": {"squared": 0.1, "logistic": 0.1},
+                                     "canonical_side": False, "centre_kept": False}),
     "stable_ridge_squared0.3": ("a fixed ridge 0.3 on the kept pool under the squared loss too",
-                                {}, {"KEEP_POOL_LOSSES": {"squared": 0.3, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                                {}, {"keep_pool_losses": {"squared": 0.3, "logistic": 0.1},
+                                     "canonical_side": False, "centre_kept": False}),
     "stable_ridge_squared1": ("a fixed ridge 1 on the kept pool under the squared loss too",
-                              {}, {"KEEP_POOL_LOSSES": {"squared": 1.0, "logistic": 0.1},
-                                     "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+                              {}, {"keep_pool_losses": {"squared": 1.0, "logistic": 0.1},
+                                     "canonical_side": False, "centre_kept": False}),
     "stable_near_duplicates_rule_factor0.1": (
         "near-duplicates kept; the pool's rules at a tenth of the lines' penalty", {},
-        {"DISTINCT_DECILES": False, "RULE_PENALTY_FACTOR": 0.1,
-         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"distinct_deciles": False, "rule_penalty_factor": 0.1,
+         "keep_pool_losses": {"squared": 0.0}, "canonical_side": False, "centre_kept": False}),
     "stable_near_duplicates_rule_factor0.01": (
         "near-duplicates kept; the pool's rules at a hundredth of the lines' penalty", {},
-        {"DISTINCT_DECILES": False, "RULE_PENALTY_FACTOR": 0.01,
-         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"distinct_deciles": False, "rule_penalty_factor": 0.01,
+         "keep_pool_losses": {"squared": 0.0}, "canonical_side": False, "centre_kept": False}),
     "stable_near_duplicates_lines_l1": (
         "near-duplicates kept; the linear terms under L1 (not MCP)", {},
-        {"DISTINCT_DECILES": False, "_linear_terms.LINEAR_PENALTY": "l1",
-         "KEEP_POOL_LOSSES": {"squared": 0.0}, "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"distinct_deciles": False, "linear_penalty": "l1",
+         "keep_pool_losses": {"squared": 0.0}, "canonical_side": False, "centre_kept": False}),
     "stable_near_duplicates_trees2000": (
         "near-duplicates kept; 2,000 trees", {},
-        {"DISTINCT_DECILES": False, "N_TREES": 2000, "KEEP_POOL_LOSSES": {"squared": 0.0},
-         "CANONICAL_SIDE": False, "CENTRE_KEPT": False}),
+        {"distinct_deciles": False, "n_trees": 2000, "keep_pool_losses": {"squared": 0.0},
+         "canonical_side": False, "centre_kept": False}),
 }
 
 # the runs before the fourth pinned: 500 trees, a pool of 14, every feature
 # compared up to the deciles in the pool (the constants of their time)
-_BEFORE_FOURTH = {"N_TREES": 500, "DISCRETE_LIMIT": 0}
+_BEFORE_FOURTH = {"n_trees": 500, "discrete_limit": 0}
 ABLATIONS = {name: (what, {"max_rules": 14, **params}, {**_BEFORE_FOURTH, **patches})
              for name, (what, params, patches) in ABLATIONS_BEFORE_THE_FOURTH_RUN.items()}
 ABLATIONS.update({
@@ -166,12 +168,12 @@ ABLATIONS.update({
     "stable_third_run": ("the third run's default: 500 trees, 14 rules, every feature up to "
                          "the deciles", {"max_rules": 14}, dict(_BEFORE_FOURTH)),
     "stable_third_run_trees2000": ("the third run's default with 2,000 trees",
-                                   {"max_rules": 14}, {"DISCRETE_LIMIT": 0}),
+                                   {"max_rules": 14}, {"discrete_limit": 0}),
     "stable_third_run_trees5000": ("the third run's default with 5,000 trees",
-                                   {"max_rules": 14}, {"N_TREES": 5000, "DISCRETE_LIMIT": 0}),
+                                   {"max_rules": 14}, {"n_trees": 5000, "discrete_limit": 0}),
     "stable_trees500_max_rules14": ("500 trees, a pool of 14", {"max_rules": 14},
-                                    {"N_TREES": 500}),
-    "stable_trees500": ("500 trees", {}, {"N_TREES": 500}),
+                                    {"n_trees": 500}),
+    "stable_trees500": ("500 trees", {}, {"n_trees": 500}),
     "stable_rules_only_max_rules10": ("rules only (the penalised pool), a pool of 10 from 2,000 "
                                       "trees", {"linear_terms": False, "max_rules": 10}, {}),
     "stable_rules_only_max_rules14": ("rules only, a pool of 14 from 2,000 trees (today's "
@@ -179,31 +181,19 @@ ABLATIONS.update({
 })
 
 
-def _ablation(method):
-    """The patches of an ablation: [(module, attribute, value)]."""
-    import importlib
-
-    if method not in ABLATIONS:
-        return []
-    out = []
-    for name, value in ABLATIONS[method][2].items():
-        # "ATTR" is firecy.estimators._stable's; "_module.ATTR" another estimators module's
-        module, _, attr = name.rpartition(".")
-        out.append((importlib.import_module(f"firecy.estimators.{module or '_stable'}"),
-                    attr, value))
-    return out
-
-
 def make(method, task, seed):
     reg = task == "regression"
     kwargs = {}
+    options = {}
     if method in ABLATIONS:
-        method, kwargs = "fire_stable", ABLATIONS[method][1]
+        method, kwargs, options = "fire_stable", ABLATIONS[method][1], ABLATIONS[method][2]
     if method in ("fire", "fire_stable"):
         from firecy import FIREClassifier, FIRERegressor
 
-        return (FIRERegressor if reg else FIREClassifier)(
+        est = (FIRERegressor if reg else FIREClassifier)(
             random_state=seed, n_jobs=1, stable=method == "fire_stable", **kwargs)
+        est._fit_options = dict(options)
+        return est
     if method == "sirus":
         import sirus
 
@@ -264,18 +254,10 @@ def error(task, model, X, y):
 def fit(method, task, X, y, seed):
     model = make(method, task, seed)
     kw = {"feature_names": [f"x{i}" for i in range(X.shape[1])]} if method == "rulefit" else {}
-    patches = _ablation(method)
-    saved = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
     t = time.process_time()
-    try:
-        for mod, name, value in patches:
-            setattr(mod, name, value)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(X, y, **kw)
-    finally:
-        for mod, name, value in saved:
-            setattr(mod, name, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y, **kw)
     return model, time.process_time() - t
 
 

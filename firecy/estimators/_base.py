@@ -26,19 +26,21 @@ __all__ = ["FIREEstimatorBase", "default_forest"]
 
 def default_forest(est, kind):
     """The unfitted default model of ``est``: 500 trees of depth 3 (the paper's
-    setting; with ``stable=True`` ``_stable.N_TREES`` (2,000) of depth 2,
+    setting; with ``stable=True`` ``_stable.N_TREES`` (2,000; another number
+    through ``est._fit_options``, see ``_fit_options``) of depth 2,
     single conditions and pairs), seeded with ``est.random_state``, on ``est.n_jobs`` cores."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     forest = RandomForestClassifier if kind == "classification" else RandomForestRegressor
     if getattr(est, "stable", False):
-        from firecy.estimators._stable import N_TREES
+        from firecy.estimators._fit_options import fit_options
 
+        n_trees = fit_options(est).n_trees
         # a third of the features per split (SIRUS's mtry): the roots vary,
         # and a rule's frequency over the trees ranks it
-        return forest(n_estimators=N_TREES, max_depth=2, max_features=1 / 3,
+        return forest(n_estimators=n_trees, max_depth=2, max_features=1 / 3,
                       random_state=est.random_state,
-                      n_jobs=effective_n_jobs(est.n_jobs, N_TREES))
+                      n_jobs=effective_n_jobs(est.n_jobs, n_trees))
     return forest(n_estimators=500, max_depth=3, random_state=est.random_state,
                   n_jobs=effective_n_jobs(est.n_jobs, 500))
 

@@ -35,7 +35,8 @@ import numpy as np
 from firecy.estimators._data import model_input
 from firecy.estimators._diagnostics import check_model_matches_data
 from firecy.estimators._fit_design import FitDesign
-from firecy.estimators._linear_terms import (linear_design, offer_linear_terms,
+from firecy.estimators._fit_options import fit_options
+from firecy.estimators._linear_terms import (LINEAR_PENALTY, linear_design, offer_linear_terms,
                                              split_coef, with_linear_penalty)
 from firecy.estimators._model import fitted_model
 from firecy.estimators._merge_rules import merge_equal_rules
@@ -125,6 +126,7 @@ class Design:
     linear: LinearTerms = field(default_factory=LinearTerms.empty)
     extra: Optional[np.ndarray] = None   # the linear terms' columns, solver units
     extra_class: Optional[np.ndarray] = None   # and each column's output
+    linear_penalty: str = LINEAR_PENALTY   # the terms' penalty (_fit_options)
 
     @property
     def n_rule_blocks(self):
@@ -147,6 +149,8 @@ def fit_rule_model(est, data, task, progress=None):
     rescale = task.loss == "squared" and isinstance(est.penalty, str) \
         and est.penalty.lower() in BUILTIN_PENALTIES
     fit = design(rules, data, task, model, rescale)
+    options = fit_options(est)
+    fit.linear_penalty = options.linear_penalty
     if getattr(est, "linear_terms", False):
         add_linear_terms(fit, rules, data)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
@@ -157,11 +161,12 @@ def fit_rule_model(est, data, task, progress=None):
         # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
         from firecy.estimators._stable import keeps_pool_rules, stable_pool
 
-        keep = keeps_pool_rules(fit.extra, _rules_fitter(task, rules), task.loss)
+        keep = keeps_pool_rules(fit.extra, _rules_fitter(task, rules), task.loss,
+                                options.keep_pool_losses)
         # "auto": 10 rules for a stable fit that keeps its pool
         budget = rule_budget(est, kept_pool=keep is not None)
         pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra,
-                           keep_rules=keep, size=budget)
+                           keep_rules=keep, size=budget, **options.pool())
         if not len(pool[1]):
             # no rule splits the rows of positive weight (a constant y: every
             # tree is one leaf): nothing to rank, and no rule could take a
@@ -175,7 +180,8 @@ def fit_rule_model(est, data, task, progress=None):
         # shown beside the validation error, not used to choose: preferring the
         # most stable point within one SE of the lowest error bought no
         # stability over the lowest error (benchmarks/stability/RESULTS.md)
-        _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best)
+        _record_path_stability(est, grid, fit, data, task, rules, pool[0], paths, best,
+                               options.n_subsamples)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:], None if pool is None else pool[0])
     if empty_pool:
@@ -376,7 +382,7 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     if fit.extra is not None:
         n_blocks = fit.n_rule_blocks if pool is None else len(pool[0])
         pen = with_linear_penalty(pen if source is None else source.rule_penalty(pen),
-                                  grid[g_best][0], n_blocks)
+                                  grid[g_best][0], n_blocks, fit.linear_penalty)
     pen.lam = est.lambda_
     est.penalty_ = pen
     est.rule_depth_ = rules.cut.depth
@@ -423,13 +429,15 @@ def _with_linear_terms(scaled_grid, fitter, fit, source=None):
         return scaled_grid, fitter
     n_rule_blocks = fit.n_rule_blocks if source is None else source.n_rule_columns
     rule_penalty = (lambda pen: pen) if source is None else source.rule_penalty
-    scaled_grid = [(params, with_linear_penalty(rule_penalty(pen), params, n_rule_blocks))
+    scaled_grid = [(params, with_linear_penalty(rule_penalty(pen), params, n_rule_blocks,
+                                                fit.linear_penalty))
                    for params, pen in scaled_grid]
     extend = getattr(fitter, "with_extra_blocks", None)
     return scaled_grid, (fitter if extend is None else extend(fit.extra_class))
 
 
-def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best):
+def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best,
+                           n_subsamples):
     """A stable fit's ``path_.stability``: along the selected grid point's path
     (in the data's units), the agreement of fits on random halves (``_stable``)."""
     from firecy.estimators._stable import path_stability
@@ -441,5 +449,5 @@ def _record_path_stability(est, grid, fit, data, task, rules, source, paths, bes
                                                 _rules_fitter(task, rules, source), fit,
                                                 source)
     values = path_stability(est, source, penalty, lams / fit.scale.lam_factor, fit.target,
-                            data.sample_weight, fitter)
+                            data.sample_weight, fitter, n_subsamples)
     path.stability = values[np.searchsorted(-lams, -np.asarray(path.lambdas))]

@@ -170,15 +170,17 @@ def linear_design(terms, X, n_outputs, kv=0):
     return np.repeat(cols, K, axis=1), np.tile(np.arange(K), len(terms))
 
 
-def with_linear_penalty(pen, params, n_rule_blocks):
+def with_linear_penalty(pen, params, n_rule_blocks, linear_penalty=LINEAR_PENALTY):
     """``pen`` on the rule blocks and the linear terms' penalty on the others:
-    MCP with the rules' ``gamma`` under the built-in MCP, else L1."""
+    under ``linear_penalty`` "same" (:data:`LINEAR_PENALTY`), MCP with the
+    rules' ``gamma`` under the built-in MCP, else L1; "l1": always L1; a
+    number (a benchmark's): MCP with that ``gamma`` under the built-in MCP."""
     from firecy.penalties import MCP, L1, BlockwisePenalty
 
     gamma = params.get("gamma")
-    if gamma is not None and LINEAR_PENALTY not in ("same", "l1"):
-        gamma = float(LINEAR_PENALTY)      # a benchmark's own concavity
-    use_mcp = gamma is not None and LINEAR_PENALTY != "l1"
+    if gamma is not None and linear_penalty not in ("same", "l1"):
+        gamma = float(linear_penalty)      # a benchmark's own concavity
+    use_mcp = gamma is not None and linear_penalty != "l1"
     linear = MCP(1.0, gamma) if use_mcp else L1(1.0)
     return BlockwisePenalty(pen, linear, n_rule_blocks)
 

@@ -7,8 +7,12 @@ engine minimises the softmax loss over every class's blocks at once, with
 its own greedy/working-set strategy, Anderson and Newton steps and its
 convergence test (docs/datafits.rst, "Multinomial"). This replaces the
 class-by-class cycles of :mod:`~firecy.estimators._multinomial_cycles` and
-their NumPy polish, which stay reachable through :data:`USE_ENGINE` (set it
-to False) only for before/after benchmarks.
+their NumPy polish, which still solve a path with fewer than two classes
+present (and which tests and benchmarks call directly to compare). On wine
+with a random forest the engine's objective is the lower one at 22 of the
+full path's 52 points (by up to 14%) and the higher at 2 (by 2.6% and 0.1%;
+each answer is a stationary point the other solver keeps when started from
+it: MCP's non-convexity), equal elsewhere.
 
 Classes without a row of positive weight have an intercept that runs to
 -infinity: they are left out of the solve (their rules stay at zero) and
@@ -29,17 +33,7 @@ from firecy.estimators._multinomial_polish import row_logsumexp
 from firecy.solver import BlockDesign, SolveResult
 from firecy.solver import Problem, check_penalty, check_solver_params
 
-__all__ = ["USE_ENGINE", "multinomial_path", "stack_design"]
-
-#: Private switch: True (the default) solves the multinomial path in the
-#: engine (one call per path point); False keeps the previous class cycles +
-#: NumPy polish, only so that benchmarks time both in one run
-#: (benchmarks/classification/classification_speed.py ``--method engine,cycles``). On wine
-#: with a random forest the engine's objective is the lower one at 22 of the
-#: full path's 52 points (by up to 14%) and the higher at 2 (by 2.6% and
-#: 0.1%; each answer is a stationary point the other solver keeps when
-#: started from it: MCP's non-convexity), equal elsewhere.
-USE_ENGINE = True
+__all__ = ["multinomial_path", "stack_design"]
 
 
 def stack_design(design, col_class, n_classes):
@@ -174,13 +168,12 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
 
     Parameters and returns as
     :func:`firecy.estimators._multinomial_cycles.multinomial_path`
-    (``intercepts`` has shape (n_points, n_classes)); with
-    :data:`USE_ENGINE` False, or fewer than two classes among the rows of
-    positive weight, that function does the work.
+    (``intercepts`` has shape (n_points, n_classes)); with fewer than two
+    classes among the rows of positive weight, that function does the work.
     """
     s = check_sample_weight(sample_weight, y.shape[0])
     n_present = np.unique(y[s > 0, 0]).size
-    if not USE_ENGINE or (fit_intercept and n_present < 2):
+    if fit_intercept and n_present < 2:
         return cycles_path(design, y, penalty, block_class=block_class, n_classes=n_classes,
                            sample_weight=sample_weight, lambdas=lambdas, n_lambdas=n_lambdas,
                            eps=eps, max_rules=max_rules, fit_intercept=fit_intercept, tol=tol,

@@ -261,38 +261,44 @@ def _lower_side(conditions):
     return frozenset({_complement(c)}) if c.op in _UPPER else conditions
 
 
-def _near_duplicate_grid(X):
+def _near_duplicate_grid(X, discrete_limit=DISCRETE_LIMIT):
     """The grid :data:`DISTINCT_DECILES` compares rules on: each feature's
     training deciles, or None (threshold by threshold) for a feature of at
-    most :data:`DISCRETE_LIMIT` distinct values, as SIRUS leaves such
+    most ``discrete_limit`` (:data:`DISCRETE_LIMIT`) distinct values, as SIRUS leaves such
     features off its grid: ``x1 <= 2.5`` and ``x1 <= 3.5`` differ by every
     row with ``x1 = 3``, though both can be nearest one decile."""
     grid = decile_grid(X)
-    if not DISCRETE_LIMIT:
+    if not discrete_limit:
         return grid
-    return [None if v is None or np.unique(v).size <= DISCRETE_LIMIT else g
+    return [None if v is None or np.unique(v).size <= discrete_limit else g
             for g, v in zip(grid, numeric_columns(X))]
 
 
-def keeps_pool_rules(extra, fitter, loss):
+def keeps_pool_rules(extra, fitter, loss, keep_pool_losses=KEEP_POOL_LOSSES):
     """Whether a stable fit keeps its pool's rules (the fixed ridge on them,
-    :data:`KEEP_POOL_LOSSES`) or selects among them (None): kept with linear
-    terms beside them (``extra``: their columns), a loss in
-    :data:`KEEP_POOL_LOSSES` and a fitter whose paths start at the
+    ``keep_pool_losses``, default :data:`KEEP_POOL_LOSSES`) or selects among
+    them (None): kept with linear terms beside them (``extra``: their
+    columns), a loss in ``keep_pool_losses`` and a fitter whose paths start at the
     unpenalised blocks' fit (``keeps_unpenalised_blocks``; not the
     multinomial one)."""
-    if (loss in KEEP_POOL_LOSSES and extra is not None and extra.shape[1] > 0
+    if (loss in keep_pool_losses and extra is not None and extra.shape[1] > 0
             and getattr(fitter, "keeps_unpenalised_blocks", False)):
-        return float(KEEP_POOL_LOSSES[loss])
+        return float(keep_pool_losses[loss])
     return None
 
 
 def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=None,
-                size=None):
+                size=None, *, pool_per_rule=POOL_PER_RULE, distinct_deciles=DISTINCT_DECILES,
+                discrete_limit=DISCRETE_LIMIT, canonical_side=CANONICAL_SIDE,
+                centre_kept=CENTRE_KEPT, frequency_power=FREQUENCY_POWER,
+                frequency_reference=FREQUENCY_REFERENCE,
+                rule_penalty_factor=RULE_PENALTY_FACTOR):
     """The pool: the ``size`` (``POOL_PER_RULE`` times the rule budget) most
     frequent distinct rules of the fit's ensemble (and ``extra``, the linear
     terms' columns, after them; ``keep_rules``: None, or the rules kept with
-    this fixed ridge, see :func:`keeps_pool_rules`).
+    this fixed ridge, see :func:`keeps_pool_rules`).  The keyword-only
+    arguments default to the module constants of their names in capitals
+    (an ablation passes others: ``_fit_options``).
 
     Returns
     -------
@@ -319,10 +325,10 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
     holders, first, flipped = {}, {}, {}
     for j in range(R):
         conds = frozenset(simplify_conditions(ens.rules[j]))
-        if CANONICAL_SIDE == "node":
+        if canonical_side == "node":
             canonical = _lower_child(ens.rules[j])
         else:
-            canonical = _lower_side(conds) if CANONICAL_SIDE else conds
+            canonical = _lower_side(conds) if canonical_side else conds
         key = (int(klass[j]), canonical)
         holders.setdefault(key, set()).add(int(trees[j]))
         # the key's column: the first rule written as the key is, else the first
@@ -334,14 +340,15 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
     # was less stable on 11 of 12 sets (benchmarks/stability/RESULTS.md,
     # "Fourth run", measured at commit 97700af)
     ranked = sorted(holders, key=lambda k: (-len(holders[k]), first[k]))
-    near_grid = _near_duplicate_grid(rules.model_X) if DISTINCT_DECILES else None
-    size = POOL_PER_RULE * (size or STABLE_MAX_RULES)
+    near_grid = (_near_duplicate_grid(rules.model_X, discrete_limit) if distinct_deciles
+                 else None)
+    size = pool_per_rule * (size or STABLE_MAX_RULES)
     positive = np.asarray(sample_weight) > 0
     seen, spans, cols, freq, masks = set(), {}, [], [], []
     taken = set()
     for key in ranked:
         j = first[key]
-        if CANONICAL_SIDE == "parent":
+        if canonical_side == "parent":
             # a pair taken beside its parent is written as the lower child:
             # with the parent in the model the two children are equivalent
             j = _lower_sibling(ens, j, key, taken, first)
@@ -375,14 +382,14 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
     # its column is scaled by the inverse, so the path adds rules in about
     # the order of their frequency
     if len(cols):
-        ref = np.median(freq) if FREQUENCY_REFERENCE == "median" else freq.max()
-        scale = (freq / ref) ** FREQUENCY_POWER / RULE_PENALTY_FACTOR
+        ref = np.median(freq) if frequency_reference == "median" else freq.max()
+        scale = (freq / ref) ** frequency_power / rule_penalty_factor
     else:
         scale = freq
     matrix = (np.column_stack(masks) * (np.asarray(leaf_values)[cols] * scale) if len(cols)
               else np.zeros((table.shape[0], 0)))
     means = None
-    if keep_rules is not None and CENTRE_KEPT and est.fit_intercept and len(cols):
+    if keep_rules is not None and centre_kept and est.fit_intercept and len(cols):
         # centred, a kept rule's ridge weighs its column's variance, the same
         # for a rule and its complement: how a split is written (which side,
         # which child) then costs nothing
@@ -401,9 +408,11 @@ def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_inte
     return [frozenset(np.flatnonzero(c).tolist()) for c in np.asarray(path.coefs)]
 
 
-def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter):
+def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter,
+                   n_subsamples=N_SUBSAMPLES):
     """At each of ``lambdas``, the mean Dice index of the kept terms (the
-    pool's rules and the linear terms) of pairs of ``N_SUBSAMPLES`` fits on
+    pool's rules and the linear terms) of pairs of ``n_subsamples``
+    (:data:`N_SUBSAMPLES`) fits on
     random halves of the rows (NaN where a half's path stopped early).
 
     Parameters
@@ -417,9 +426,9 @@ def path_stability(est, source, penalty, lambdas, target, sample_weight, fitter)
     positive = np.flatnonzero(np.asarray(sample_weight) > 0)
     rng = check_random_state(est.random_state)
     subsets = [np.sort(rng.choice(positive, positive.size // 2, replace=False))
-               for _ in range(N_SUBSAMPLES)]
+               for _ in range(n_subsamples)]
     fitter = fitter or SquaredLossPaths()
-    runs = Parallel(n_jobs=effective_n_jobs(est.n_jobs, N_SUBSAMPLES), prefer="threads")(
+    runs = Parallel(n_jobs=effective_n_jobs(est.n_jobs, n_subsamples), prefer="threads")(
         delayed(_subsample_task)(source, target, sample_weight, rows, penalty, lambdas,
                                  fitter, bool(est.fit_intercept), float(est.tol), est.max_iter)
         for rows in subsets)
