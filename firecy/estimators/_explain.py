@@ -259,8 +259,10 @@ def feature_values(est, Xm, features):
             return {f: Xm.iloc[:, f].to_numpy() for f in features}
         Xm = sp.csr_matrix(Xm.sparse.to_coo())
     if sp.issparse(Xm):
-        dense = np.asarray(est.ensemble_.dense_for_rules(sp.csr_matrix(Xm)), dtype=np.float64)
-        return {f: dense[:, f] for f in features}
+        # only the features' columns are made dense (a wide sparse X never is)
+        sub = sp.csc_matrix(Xm)[:, features]
+        dense = np.asarray(est.ensemble_.dense_for_rules(sub), dtype=np.float64)
+        return {f: dense[:, q] for q, f in enumerate(features)}
     arr = np.asarray(Xm)
     return {f: arr[:, f] for f in features}
 
