@@ -65,3 +65,51 @@ def test_wide_sparse_never_dense():
     assert np.all((0.0 <= result.dice) & (result.dice <= 1.0))
     for peak in (fit_peak, explain_peak, stability_peak):
         assert peak < 100e6, peak
+
+
+def _friedman_fire():
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(2000, 10, random_state=0)
+    fire = FIRERegressor(RandomForestRegressor(50, max_depth=3, random_state=0)).fit(X, y)
+    return fire, X
+
+
+def test_explain_refuses_before_allocating(monkeypatch):
+    import time
+
+    from firecy.ensembles import EnsembleTooLargeError
+    from firecy.estimators._explain import ExplanationTooLargeError
+
+    fire, X = _friedman_fire()
+    n_terms = len(fire.explain(X[:1]))
+    monkeypatch.setenv("FIRECY_MEMORY_BUDGET", "10M")
+    rows = np.broadcast_to(X[:1], (2_000_000, X.shape[1]))   # no memory of its own
+    start = time.perf_counter()
+    with pytest.raises(ExplanationTooLargeError) as err:
+        fire.explain(rows)
+    assert time.perf_counter() - start < 5.0       # refused, not built
+    assert isinstance(err.value, EnsembleTooLargeError)
+    msg = str(err.value)
+    assert f"2,000,000 rows x {n_terms:,} terms" in msg
+    assert "GiB" in msg and "fired_only=True" in msg and "chunks" in msg
+    # a small call under the same budget is unchanged
+    small = fire.explain(X[:20])
+    monkeypatch.delenv("FIRECY_MEMORY_BUDGET")
+    assert small.equals(fire.explain(X[:20]))
+
+
+def test_explain_estimate_within_2x():
+    from firecy.estimators._explain import check_explain_memory
+
+    fire, X = _friedman_fire()
+    n_terms = len(fire.explain(X[:1]))
+    tracemalloc.start()
+    try:
+        table = fire.explain(X[:400])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(table) == 400 * n_terms
+    estimate = check_explain_memory(400, n_terms)
+    assert peak / 2 <= estimate <= 2 * peak, (estimate, peak)
