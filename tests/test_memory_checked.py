@@ -113,3 +113,20 @@ def test_explain_estimate_within_2x():
     assert len(table) == 400 * n_terms
     estimate = check_explain_memory(400, n_terms)
     assert peak / 2 <= estimate <= 2 * peak, (estimate, peak)
+
+
+def test_risk_card_sized_before_the_forest(monkeypatch):
+    from firecy.ensembles import EnsembleTooLargeError
+    from firecy.risk import RiskCardClassifier
+    from firecy.risk import _readable_cuts
+
+    def never(*args, **kwargs):
+        raise AssertionError("the forest was grown before the size check")
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 4))
+    y = (X[:, 0] > 0).astype(int)
+    monkeypatch.setenv("FIRECY_MEMORY_BUDGET", "100M")
+    monkeypatch.setattr(_readable_cuts.ReadableExtraTrees, "fit", never)
+    with pytest.raises(EnsembleTooLargeError, match=r"20,000 rows x 5,000 trees.*n_estimators"):
+        RiskCardClassifier(n_estimators=5000).fit(X, y)
