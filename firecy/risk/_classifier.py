@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from firecy._validation import check_int, check_real
 from firecy._warn import user_stacklevel
@@ -175,7 +175,7 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         # sized before the forest is grown: the fit's leaf table is rows x trees
         # (the library's leaf ids as large again), refused now rather than
         # after minutes of growing 5,000 trees
-        n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+        n_rows = _num_samples(X)
         check_memory(n_rows, self.n_estimators, self.n_estimators,
                      what="the risk card's leaf table",
                      advice="Use fewer rows (a random sample of them) or a smaller "
