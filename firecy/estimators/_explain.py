@@ -22,14 +22,51 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
+from firecy.ensembles._memory import EnsembleTooLargeError, _gb, memory_budget
 from firecy.rules import feature_names_for, linear_slopes, raw_scale_name, term_text
 
-__all__ = ["ExplainMixin", "Terms", "model_terms", "explained_labels"]
+__all__ = ["ExplainMixin", "ExplanationTooLargeError", "Terms", "model_terms", "explained_labels"]
 
 # the table's columns, in order; classifiers add "class" after "row"
 EXPLAIN_COLUMNS = ["row", "term", "kind", "text", "fires", "value", "weight",
                    "contribution", "features"]
 _KIND_ORDER = {"intercept": 0, "baseline": 1}
+#: Bytes per (row, term) of the table at its peak: the record (a dict of ten
+#: keys, its floats and its ``features`` dict) and the DataFrame built from
+#: the records (750 measured with tracemalloc on friedman1, 16 terms).
+RECORD_BYTES = 768
+#: Bytes per (row, term) of :func:`model_terms`' dense arrays (value,
+#: fires, contribution, the lexsort keys).
+TERM_ARRAY_BYTES = 40
+
+
+class ExplanationTooLargeError(EnsembleTooLargeError):
+    """``explain``'s table would not fit in the memory budget
+    (:func:`~firecy.ensembles.memory_budget`): raised before it is built."""
+
+
+def _n_terms(est):
+    """The number of terms per row :func:`model_terms` returns."""
+    found = linear_slopes(est)
+    n_linear = 0 if found is None else int(np.count_nonzero(found[1]))
+    return 2 * len(explained_labels(est)) + int(est._kept_columns().size) + n_linear
+
+
+def check_explain_memory(n_rows, n_terms, n_records=None):
+    """Raise :class:`ExplanationTooLargeError` if ``explain``'s table of
+    ``n_rows x n_terms`` (``n_records`` records, default all) would exceed
+    the memory budget; return the estimate in bytes."""
+    n_records = int(n_rows) * int(n_terms) if n_records is None else int(n_records)
+    need = n_records * RECORD_BYTES + int(n_rows) * int(n_terms) * TERM_ARRAY_BYTES
+    budget = memory_budget()
+    if budget is not None and need > budget:
+        raise ExplanationTooLargeError(
+            f"explaining {n_rows:,} rows x {n_terms:,} terms ({n_records:,} table rows) needs "
+            f"about {_gb(need)}, more than the memory budget of {_gb(budget)} (half the "
+            "available memory; set the environment variable FIRECY_MEMORY_BUDGET, e.g. to "
+            "16G, to change it). Explain fewer rows, pass fired_only=True (only the rules "
+            "each row satisfies), or explain X in chunks of rows (X[i:i + 10_000]).")
+    return need
 
 
 @dataclass
@@ -259,8 +296,10 @@ def feature_values(est, Xm, features):
             return {f: Xm.iloc[:, f].to_numpy() for f in features}
         Xm = sp.csr_matrix(Xm.sparse.to_coo())
     if sp.issparse(Xm):
-        dense = np.asarray(est.ensemble_.dense_for_rules(sp.csr_matrix(Xm)), dtype=np.float64)
-        return {f: dense[:, f] for f in features}
+        # only the features' columns are made dense (a wide sparse X never is)
+        sub = sp.csc_matrix(Xm)[:, features]
+        dense = np.asarray(est.ensemble_.dense_for_rules(sub), dtype=np.float64)
+        return {f: dense[:, q] for q, f in enumerate(features)}
     arr = np.asarray(Xm)
     return {f: arr[:, f] for f in features}
 
@@ -341,6 +380,16 @@ class ExplainMixin:
             (XGBoost ``multi:softprob``), class 0's terms are subtracted:
             their weights are negated.
 
+        Raises
+        ------
+        ExplanationTooLargeError
+            A ``MemoryError`` (a subclass of
+            :class:`~firecy.ensembles.EnsembleTooLargeError`), before the
+            table is built, when it would exceed the memory budget
+            (:func:`~firecy.ensembles.memory_budget`; about 0.75 KiB per row
+            and term): the message gives rows x terms, the estimate and what
+            to do (fewer rows, ``fired_only=True``, or chunks of rows).
+
         Examples
         --------
         >>> import numpy as np
@@ -376,7 +425,14 @@ class ExplainMixin:
         if Xm.shape[0] == 0:
             # nothing to explain (and the tree libraries refuse zero rows)
             return _as_table([], classifier, as_frame)
+        n_terms = _n_terms(self)
+        # sized before anything is built: the table is about 0.75 KiB per (row, term)
+        check_explain_memory(Xm.shape[0], n_terms, 0 if fired_only else None)
         terms = model_terms(self, Xm)
+        if fired_only:
+            rule = np.array([k == "rule" for k in terms.kind], dtype=bool)
+            check_explain_memory(Xm.shape[0], n_terms, int(terms.fires[:, rule].sum())
+                                 + Xm.shape[0] * int((~rule).sum()))
         texts = term_texts(self, terms, X=Xm, precision=precision, names=names)
         records = _records(self, Xm, terms, texts, fired_only, names)
         return _as_table(records, classifier, as_frame)

@@ -16,6 +16,7 @@ with the rules' ``gamma``) through :class:`~firecy.penalties.BlockwisePenalty`.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from firecy.rules import column_support
 from firecy.rules import LinearTerms, numeric_columns
@@ -98,6 +99,34 @@ def _typical_rule_sd(leaf_table, leaf_values, sample_weight):
     return math.ldexp(float(np.sqrt(np.mean(np.ldexp(sd, -k) ** 2))), k)
 
 
+def _feature_columns(X, features):
+    """``(feature, its column as float64)`` for each of ``features``, one at a
+    time (None for a sparse column without a stored entry: all 0); a sparse matrix is read column by column from CSC (an unstored
+    entry is 0), never made dense (a 20k x 200k matrix is 30 GiB dense)."""
+    if sp.issparse(X):
+        csc = sp.csc_matrix(X)
+        n = int(csc.shape[0])
+        for f in features:
+            lo, hi = csc.indptr[f], csc.indptr[f + 1]
+            if lo == hi:
+                # no stored entry: the column is 0 throughout (constant)
+                yield f, None
+                continue
+            col = np.zeros(n)
+            lo, hi = csc.indptr[f], csc.indptr[f + 1]
+            # np.add.at: duplicate entries add, as toarray() does
+            np.add.at(col, csc.indices[lo:hi], csc.data[lo:hi])
+            yield f, col
+        return
+    if hasattr(X, "iloc"):
+        for f in features:
+            yield f, numeric_columns(X, [f])[:, 0]
+        return
+    arr = np.asarray(X)
+    for f in features:
+        yield f, np.asarray(arr[:, f], dtype=np.float64)
+
+
 def offer_linear_terms(data, names, leaf_table, leaf_values):
     """The :class:`~firecy.rules._linear.LinearTerms` of a fit.
 
@@ -112,20 +141,21 @@ def offer_linear_terms(data, names, leaf_table, leaf_values):
     """
     n_features = int(data.X.shape[1])
     features = _offered_features(data, n_features)
-    x = numeric_columns(data.X, features)
-    if np.isinf(x).any():
-        bad = [names[features[q]] for q in np.flatnonzero(np.isinf(x).any(axis=0))]
-        raise ValueError(f"Input X contains infinity (feature(s) {', '.join(map(repr, bad))}): "
-                         "a linear term needs finite values or NaN for missing ones")
     w = np.asarray(data.sample_weight, dtype=np.float64)
     rows = w > 0
     # normalised: a constant factor on the weights changes nothing (nor overflows)
-    x, w = x[rows], w[rows] / np.max(w[rows])
+    w = w[rows] / np.max(w[rows])
     typical = _typical_rule_sd(leaf_table, np.asarray(leaf_values, dtype=np.float64),
                                data.sample_weight)
-    kept, lower, upper, center, sd, dropped = [], [], [], [], [], []
-    for q, f in enumerate(features):
-        col = x[:, q]
+    kept, lower, upper, center, sd, dropped, infinite = [], [], [], [], [], [], []
+    for f, col in _feature_columns(data.X, features):
+        if col is None:
+            dropped.append((names[f], "constant"))
+            continue
+        if np.isinf(col).any():
+            infinite.append(names[f])
+            continue
+        col = col[rows]
         present = ~np.isnan(col)
         if not present.any():
             dropped.append((names[f], "all missing"))
@@ -152,6 +182,9 @@ def offer_linear_terms(data, names, leaf_table, leaf_values):
         upper.append(hi)
         center.append(mean)
         sd.append(spread)
+    if infinite:
+        raise ValueError(f"Input X contains infinity (feature(s) {', '.join(map(repr, infinite))}): "
+                         "a linear term needs finite values or NaN for missing ones")
     if not kept:
         return LinearTerms.empty(dropped)
     sd = np.asarray(sd)

@@ -50,20 +50,30 @@ def decile_grid(X):
 
 def numeric_columns(X):
     """Each column of ``X`` (an array, sparse matrix or DataFrame) as its
-    finite values in float64, or None for a column that is not numeric."""
+    finite values in float64, or None for a column that is not numeric.
+
+    A generator, one column at a time: a sparse matrix is read column by
+    column from CSC (its unstored entries are values 0), never made dense."""
     if sp.issparse(X):
-        X = X.toarray()
-    columns = [X.iloc[:, j] for j in range(X.shape[1])] if hasattr(X, "iloc") else \
-        [np.asarray(X)[:, j] for j in range(np.asarray(X).shape[1])]
-    out = []
+        csc = sp.csc_matrix(X, copy=True)
+        csc.sum_duplicates()
+        n = int(csc.shape[0])
+        for j in range(csc.shape[1]):
+            stored = np.asarray(csc.data[csc.indptr[j]:csc.indptr[j + 1]], dtype=np.float64)
+            yield np.concatenate([stored[np.isfinite(stored)], np.zeros(n - stored.size)])
+        return
+    if hasattr(X, "iloc"):
+        columns = (X.iloc[:, j] for j in range(X.shape[1]))
+    else:
+        arr = np.asarray(X)
+        columns = (arr[:, j] for j in range(arr.shape[1]))
     for col in columns:
         try:
             v = np.asarray(col, dtype=np.float64)
         except (TypeError, ValueError):
-            out.append(None)
+            yield None
             continue
-        out.append(v[np.isfinite(v)])
-    return out
+        yield v[np.isfinite(v)]
 
 
 def rule_signature(conditions, grid):

@@ -16,10 +16,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from firecy._validation import check_int, check_real
 from firecy._warn import user_stacklevel
+from firecy.ensembles._memory import check_memory
 from firecy.risk._card import risk_card
 from firecy.risk._readable_cuts import ReadableExtraTrees, card_rule_texts, unread_values
 
@@ -150,6 +151,13 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+
+        Raises
+        ------
+        EnsembleTooLargeError
+            Before the forest is grown, when its leaf table (rows x
+            ``n_estimators``) would exceed the memory budget
+            (:func:`~firecy.ensembles.memory_budget`).
         """
         check_int(self.max_rules, "max_rules", low=1)
         check_int(self.max_points, "max_points", low=1)
@@ -164,6 +172,15 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
                     "Only binary classification is supported. The type of the target is "
                     f"{kind}: RiskCardClassifier gives the risk of one event (y has "
                     f"{np.unique(y).size} classes; use FIREClassifier for several)")
+        # sized before the forest is grown: the fit's leaf table is rows x trees
+        # (the library's leaf ids as large again), refused now rather than
+        # after minutes of growing 5,000 trees
+        n_rows = _num_samples(X)
+        check_memory(n_rows, self.n_estimators, self.n_estimators,
+                     what="the risk card's leaf table",
+                     advice="Use fewer rows (a random sample of them) or a smaller "
+                            "n_estimators (the default 200 is measured on "
+                            "benchmarks/risk_cards).")
         model = self._rule_model().fit(X, y, sample_weight=sample_weight)
         self.card_ = risk_card(model, X, y, max_points=self.max_points,
                                max_loss_increase=self.max_loss_increase, prefer=self.prefer,
