@@ -36,7 +36,7 @@ from firecy.ensembles._depth import (  # noqa: F401
 )
 from firecy.ensembles._dispatch import names_seen_by  # noqa: F401
 from firecy.ensembles._equal_rules import equal_rule_groups  # noqa: F401
-from firecy.ensembles._memory import check_memory  # noqa: F401
+from firecy.ensembles._memory import _gb, check_memory  # noqa: F401
 from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions  # noqa: F401
 from firecy.ensembles._threshold_text import short_threshold  # noqa: F401
 

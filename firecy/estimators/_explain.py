@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from firecy.ensembles._memory import EnsembleTooLargeError, _gb, memory_budget
+from firecy.ensembles import EnsembleTooLargeError, _gb, memory_budget
 from firecy.rules import feature_names_for, linear_slopes, raw_scale_name, term_text
 
 __all__ = ["ExplainMixin", "ExplanationTooLargeError", "Terms", "model_terms", "explained_labels"]

@@ -20,7 +20,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from firecy._validation import check_int, check_real
 from firecy._warn import user_stacklevel
-from firecy.ensembles._memory import check_memory
+from firecy.ensembles import check_memory
 from firecy.risk._card import risk_card
 from firecy.risk._readable_cuts import ReadableExtraTrees, card_rule_texts, unread_values
 
