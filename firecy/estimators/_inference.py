@@ -70,7 +70,7 @@ class TermDesign:
 
 def term_design(est, X):
     """The kept terms of a fitted single-output FIRE estimator on the rows of ``X``."""
-    from firecy.estimators._explain import explained_labels, model_terms, term_texts
+    from firecy.estimators._model_terms import explained_labels, model_terms, term_texts
 
     if len(explained_labels(est)) > 1:
         raise ValueError("inference handles one raw score (a regressor, a binary "
