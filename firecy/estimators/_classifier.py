@@ -253,6 +253,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        monotone=None,
+        linear_sign=None,
         stable=False,
         n_lambdas=50,
         eps=1e-3,
@@ -279,6 +281,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.rule_depth = rule_depth
         self.rule_values = rule_values
         self.linear_terms = linear_terms
+        self.monotone = monotone
+        self.linear_sign = linear_sign
         self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps
@@ -438,4 +442,6 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         return super().score(X, y, sample_weight=sample_weight)
 
 
-FIREClassifier.__doc__ = FIREClassifier.__doc__.replace("{stable}\n", parameter_entry("stable"))
+FIREClassifier.__doc__ = FIREClassifier.__doc__.replace(
+    "{stable}\n", parameter_entry("monotone") + parameter_entry("linear_sign")
+    + parameter_entry("stable"))

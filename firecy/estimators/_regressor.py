@@ -181,6 +181,30 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         default because rules and lines together were at least as good as
         rules alone on every benchmark data set, within seed-to-seed noise
         (``benchmarks/linear_terms/RESULTS.md``). ``False``: rules only.
+    monotone : dict, sequence, str or None, default=None
+        Features the model must be monotone in: ``{feature name or index:
+        +1 or -1}``, or the boosting libraries' form (a sequence of -1/0/+1
+        per feature, or XGBoost's string ``"(1,0,-1)"``). +1: the fitted
+        model (every output's score, through ``predict`` and every export)
+        is non-decreasing in the feature for every value of the other
+        features, exactly; -1: non-increasing. A rule whose conditions on a
+        constrained feature are only lower bounds (``x > t``) gets a
+        contribution of the constraint's sign, only upper bounds
+        (``x <= t``) the opposite sign; a rule with an interval on it, or
+        two constrained features asking for opposite signs, is not offered;
+        a linear term's slope takes the constraint's sign. Over non-missing
+        values: a row with the feature missing gets the rules that send a
+        missing value its way (``docs/monotone.rst``). None: the model's own
+        constraints (XGBoost and LightGBM ``monotone_constraints``,
+        scikit-learn ``monotonic_cst``, CatBoost), if it has any; ``{}``:
+        none. A category feature, or one the model splits as a category, is
+        an error. The constraints applied are ``constraints_``.
+    linear_sign : dict, sequence, str or None, default=None
+        The sign of linear terms (``linear_terms=True``), in the forms of
+        ``monotone``: ``{feature: +1}`` keeps the term's slope ``>= 0``
+        (-1: ``<= 0``) without constraining the rules. A monotone feature's
+        term takes its constraint's sign already; a ``linear_sign`` that
+        disagrees with it is an error.
     stable : bool, default=False
         A rule set that random halves of the data agree on
         (``docs/stability.rst``): the default forest (2,000 trees of depth 2,
@@ -349,6 +373,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        monotone=None,
+        linear_sign=None,
         stable=False,
         n_lambdas=50,
         eps=1e-3,
@@ -374,6 +400,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.rule_depth = rule_depth
         self.rule_values = rule_values
         self.linear_terms = linear_terms
+        self.monotone = monotone
+        self.linear_sign = linear_sign
         self.stable = stable
         self.n_lambdas = n_lambdas
         self.eps = eps

@@ -146,6 +146,8 @@ class FIRESurvivalRegressor(FIRERegressor):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        monotone=None,
+        linear_sign=None,
         stable=False,
         n_lambdas=50,
         eps=1e-3,
@@ -164,7 +166,8 @@ class FIRESurvivalRegressor(FIRERegressor):
         super().__init__(
             estimator, penalty=penalty, lam=lam, lambdas=lambdas, gamma=gamma, fusion=fusion,
             group_l0=group_l0, max_rules=max_rules, rule_depth=rule_depth,
-            rule_values=rule_values, linear_terms=linear_terms, stable=stable,
+            rule_values=rule_values, linear_terms=linear_terms, monotone=monotone,
+            linear_sign=linear_sign, stable=stable,
             n_lambdas=n_lambdas, eps=eps, selection=selection,
             validation_fraction=validation_fraction, cv=cv, refine_path=refine_path,
             one_se=one_se, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
