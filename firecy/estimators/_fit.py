@@ -192,7 +192,9 @@ def fit_rule_model(est, data, task, progress=None):
                                options.n_subsamples)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:], None if pool is None else pool[0])
-    est.constraints_ = constraints
+    n = int(est.n_features_in_)
+    est.monotone_ = np.zeros(n, np.int8) if constraints is None else constraints.monotone
+    est.linear_sign_ = np.zeros(n, np.int8) if constraints is None else constraints.linear_sign
     if empty_pool:
         est.stable_columns_ = np.zeros(0, dtype=np.intp)
         est._rule_stability = np.full(len(fit.leaf_values), np.nan)

@@ -32,7 +32,7 @@ import numbers
 import numpy as np
 
 __all__ = ["Constraints", "check_constraints", "resolve_constraints", "sign_bounds",
-           "constrain_penalty", "constraints_text"]
+           "constrain_penalty"]
 
 _LOWER_OPS = (">", ">=")
 _UPPER_OPS = ("<", "<=")
@@ -305,16 +305,3 @@ def constrain_penalty(penalty, bounds, columns=None):
 
     lower, upper = bounds.bounds(columns)
     return SignConstrained(penalty, lower, upper)
-
-
-def constraints_text(monotone, linear_sign=None):
-    """``"monotone: income (-), age (+)"`` (and ``"; linear terms signed: x (+)"``),
-    or "" without a constraint."""
-    sign = {1: "+", -1: "-"}
-    parts = []
-    if monotone:
-        parts.append("monotone: " + ", ".join(f"{n} ({sign[s]})" for n, s in monotone.items()))
-    if linear_sign:
-        parts.append("linear terms signed: "
-                     + ", ".join(f"{n} ({sign[s]})" for n, s in linear_sign.items()))
-    return "; ".join(parts)
