@@ -349,3 +349,30 @@ def test_cox_refit_is_the_partial_likelihood_fit_with_its_wald_interval():
     np.testing.assert_allclose([r["std_error"] for r in table], se, rtol=1e-3)
     with pytest.raises(ValueError, match="no event"):
         fire.inference(X[400:], np.column_stack([np.zeros(400), time[400:]]))
+
+
+def test_the_explanation_picture_draws_each_terms_interval():
+    pytest.importorskip("matplotlib")
+    from firecy.plotting import plot_explanation
+
+    X, y = _data()
+    fire = FIRERegressor(DecisionTreeRegressor(max_depth=3, random_state=0), max_rules=4,
+                         cv=3, random_state=0).fit(X[:200], y[:200])
+    before = plot_explanation(fire, X[0])
+    assert not [ln for ln in before.axes[0].lines if ln.get_gid() == "firecy-interval"]
+    fire.inference(X[200:], y[200:])
+    fig = plot_explanation(fire, X[0], max_terms=50)
+    whiskers = [ln for ln in fig.axes[0].lines if ln.get_gid() == "firecy-interval"]
+    records = [r for r in fire.explain(X[:1], as_frame=False)
+               if r["kind"] in ("rule", "linear") and r["contribution"] != 0]
+    assert len(whiskers) == len(records) >= 2
+    by_name = {r["term"]: r for r in fire.inference_}
+    total = sum(r["contribution"] for r in fire.explain(X[:1], as_frame=False)
+                if r["kind"] in ("intercept", "baseline"))
+    for line, rec in zip(whiskers, records):
+        lo, hi = by_name[rec["term"]]["lower"], by_name[rec["term"]]["upper"]
+        if rec["kind"] == "linear":
+            lo, hi = sorted((lo * rec["value"], hi * rec["value"]))
+        np.testing.assert_allclose(sorted(line.get_xdata()), [total + lo, total + hi])
+        total += rec["contribution"]
+    assert "whiskers: 95% intervals" in fig._suptitle.get_text()
