@@ -185,7 +185,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
-    linear_terms_, n_terms_
+    linear_terms_, n_terms_, monotone_, linear_sign_
         As in :class:`~firecy.FIRERegressor`.
     linear_coef_ : ndarray of shape (n_linear_terms,) or (n_classes, n_linear_terms)
         The effect of each linear term per unit of its feature on the

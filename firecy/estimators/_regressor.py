@@ -198,7 +198,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         constraints (XGBoost and LightGBM ``monotone_constraints``,
         scikit-learn ``monotonic_cst``, CatBoost), if it has any; ``{}``:
         none. A category feature, or one the model splits as a category, is
-        an error. The constraints applied are ``constraints_``.
+        an error. The constraints applied are ``monotone_`` and
+        ``linear_sign_``.
     linear_sign : dict, sequence, str or None, default=None
         The sign of linear terms (``linear_terms=True``), in the forms of
         ``monotone``: ``{feature: +1}`` keeps the term's slope ``>= 0``
@@ -316,6 +317,12 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         The effect of each term per unit of its feature (0: not kept);
         the raw prediction adds ``linear_coef_[t] * (clip(x, lower[t],
         upper[t]) - center[t])``.
+    monotone_ : ndarray of int8 of shape (n_features,)
+        The monotone constraints applied (``monotone``, or the model's own):
+        -1, 0 or +1 per feature (``docs/monotone.rst``).
+    linear_sign_ : ndarray of int8 of shape (n_features,)
+        The sign each feature's linear term was held to (its monotone sign,
+        else ``linear_sign``'s; 0: free).
     n_terms_ : int
         Kept rules plus kept linear terms (what ``max_rules`` bounds).
     max_rules_ : int or None
