@@ -373,12 +373,16 @@ def _booster_fit(library):
         lgb = pytest.importorskip("lightgbm")
         model = lgb.LGBMRegressor(n_estimators=20, num_leaves=8, verbose=-1,
                                   monotone_constraints=[1, 0, -1, 0])
+    elif library == "catboost":
+        cb = pytest.importorskip("catboost")
+        model = cb.CatBoostRegressor(iterations=20, depth=3, verbose=0, random_seed=0,
+                                     monotone_constraints=[1, 0, -1, 0])
     else:
         model = HistGradientBoostingRegressor(max_iter=20, monotonic_cst=[1, 0, -1, 0])
     return model.fit(X, y), X, y
 
 
-@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "sklearn"])
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "catboost", "sklearn"])
 def test_model_constraints_are_the_default(library):
     model, X, y = _booster_fit(library)
     fire = FIRERegressor(model, fusion=0.0, cv=3, n_lambdas=20, random_state=0).fit(X, y)

@@ -193,7 +193,7 @@ def _check_ordered(mono, lin, ensemble, data, names):
                 raise ValueError(f"a monotone constraint or linear sign on {names[f]!r}, a "
                                  "category column: its order is not defined")
     bad = set()
-    for conds in _conditions(ensemble):
+    for conds in (_conditions(ensemble) if np.any(mono) else ()):
         for c in conds:
             if mono[c.feature] and (c.is_categorical or c.labels):
                 bad.add(c.feature)
