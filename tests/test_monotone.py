@@ -396,3 +396,46 @@ def test_model_constraints_are_the_default(library):
                         monotone={}).fit(X, y)
     assert not np.any(off.monotone_) and off.model_.monotone == {}
     assert type(off.penalty_).__name__ != "SignConstrained"
+
+
+def test_rule_signs_by_brute_force():
+    """Each rule's required sign from its conditions equals what walking each
+    constrained feature through the rule's indicator shows: rising (the
+    constraint's sign), falling (the opposite), a bump or two features
+    asking for opposite signs (held at zero)."""
+    from sklearn.ensemble import ExtraTreesRegressor
+
+    from firecy.ensembles import rule_ensemble_from_model
+    from firecy.estimators._monotone import HELD, rule_signs
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, size=(300, 3))
+    forest = ExtraTreesRegressor(20, max_depth=3, random_state=0).fit(X, X.sum(axis=1))
+    ens = rule_ensemble_from_model(forest)
+    monotone = np.array([1, -1, 0], dtype=np.int8)
+    signs = rule_signs(ens, monotone)
+    grid = np.linspace(-0.01, 1.01, 400)
+    for j in range(ens.n_rules):
+        inside = np.ones(len(X), dtype=bool)
+        for c in ens.rules[j]:
+            inside &= c.evaluate(X)
+        # rows the rule holds on (every leaf has some): the walk crosses its bounds
+        others = X[inside][:20]
+        need = set()
+        for f in (0, 1):
+            rising = falling = True
+            for row in others:
+                Z = np.repeat(row[None], grid.size, axis=0)
+                Z[:, f] = grid
+                hold = np.ones(grid.size, dtype=bool)
+                for c in ens.rules[j]:
+                    hold &= c.evaluate(Z)
+                step = np.diff(hold.astype(int))
+                rising &= bool(np.all(step >= 0))
+                falling &= bool(np.all(step <= 0))
+            if rising and falling:
+                continue                       # the rule does not read f
+            need.add(HELD if not (rising or falling) else (1 if rising else -1) * monotone[f])
+        want = HELD if HELD in need or len(need) > 1 else (need.pop() if need else 0)
+        assert signs[j] == want, (j, ens.rule_text(j))
+    assert {1, -1, HELD} <= set(signs.tolist())
