@@ -5,8 +5,7 @@ predict and through the exported Python and SQL, on data where the
 unconstrained fit is not monotone (so the check can fail)."""
 import math
 import sqlite3
-import sys
-from pathlib import Path
+import pickle
 
 import numpy as np
 import pytest
@@ -19,29 +18,12 @@ from firecy import (FIREClassifier, FIREPoissonRegressor, FIRERegressor,
                     FIRESurvivalRegressor)
 from firecy.rules import rules_json, rules_python, rules_sql
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _sign_standin import PySignConstrained  # noqa: E402
-
 NAMES = ["x0", "x1", "x2", "x3"]
 #: x0 must rise (the data dip in it), x2 must fall (the data rise with it)
 MONO = {"x0": 1, "x2": -1}
-COMPILED = hasattr(penalties, "SignConstrained")
-
-
-@pytest.fixture(autouse=True)
-def sign_constrained(monkeypatch):
-    """The compiled SignConstrained when firecy has it, else the Python
-    stand-in (separable penalties only: fusion=0)."""
-    if not COMPILED:
-        def standin(penalty, lower, upper):
-            return penalties.as_penalty(PySignConstrained(penalty, lower, upper))
-
-        monkeypatch.setattr(penalties, "SignConstrained", standin, raising=False)
 
 
 def _fusion_supported():
-    if not COMPILED:
-        return False
     from firecy.penalties import MCPFusion
 
     try:
@@ -51,10 +33,9 @@ def _fusion_supported():
     return True
 
 
-# not run under the Python stand-in (separable only: its clipping would pass
-# them without the fusion prox being right); strict: once the compiled
-# SignConstrained takes fusion, an unexpected pass fails until the mark goes
-FUSION = pytest.mark.xfail(not _fusion_supported(), run=COMPILED, strict=True, reason=(
+# strict: once SignConstrained takes fusion, an unexpected pass fails until
+# the mark goes
+FUSION = pytest.mark.xfail(not _fusion_supported(), strict=True, reason=(
     "SignConstrained's fusion support is not in firecy yet: these cases must pass "
     "once it is"))
 
@@ -260,12 +241,21 @@ def _check_kept_terms(fire, constraints):
 def test_stable_fit_is_monotone():
     fire, X = _fit("regression", monotone=MONO, stable=True)
     assert fire.n_rules_ > 0
+    back = pickle.loads(pickle.dumps(fire))
+    np.testing.assert_array_equal(back.predict(X), fire.predict(X))
+    assert type(back.penalty_) is type(fire.penalty_)
     assert _check_monotone(fire, X, MONO) >= -1e-12
     _check_kept_terms(fire, MONO)
-    # the pool holds no rule that monotone holds at zero (an interval in x0)
+    # the pool holds no rule that monotone holds at zero (an interval in a
+    # constrained feature, or two asking for opposite signs)
     for j in fire.stable_columns_:
-        ops = {c.op for c in fire.ensemble_.rules[j] if c.feature in (0, 2)}
-        assert not ({">", ">="} & ops and {"<", "<="} & ops)
+        need = set()
+        for f, sign in ((0, 1), (2, -1)):
+            ops = {c.op for c in fire.ensemble_.rules[j] if c.feature == f}
+            assert not ({">", ">="} & ops and {"<", "<="} & ops), fire.ensemble_.rule_text(j)
+            if ops:
+                need.add(sign if ops <= {">", ">="} else -sign)
+        assert len(need) <= 1, fire.ensemble_.rule_text(j)
 
 
 @FUSION

@@ -31,6 +31,8 @@ import numbers
 
 import numpy as np
 
+from firecy.penalties import SignConstrained
+
 __all__ = ["Constraints", "check_constraints", "resolve_constraints", "sign_bounds",
            "constrain_penalty"]
 
@@ -301,7 +303,46 @@ def constrain_penalty(penalty, bounds, columns=None):
     columns), or ``penalty`` itself without bounds."""
     if bounds is None:
         return penalty
-    from firecy.penalties import SignConstrained
-
     lower, upper = bounds.bounds(columns)
+    if columns is not None and getattr(penalty, "unpenalised_blocks", None) is not None:
+        return PoolSignConstrained(penalty, lower, upper)
+    return _bounded(penalty, lower, upper)
+
+
+class PoolSignConstrained(SignConstrained):
+    """SignConstrained around a stable fit's kept pool's penalty (its rules
+    unpenalised, one column per block), passing on ``unpenalised_blocks``
+    and ``restrict_blocks``, which the path's start needs and
+    SignConstrained does not forward yet."""
+
+    def unpenalised_blocks(self, block_ptr):
+        return self.inner.unpenalised_blocks(block_ptr)
+
+    def restrict_blocks(self, blocks):
+        # one column per block: block b is column b
+        blocks = np.asarray(blocks, dtype=np.intp)
+        return type(self)(self.inner.restrict_blocks(blocks), self.lower[blocks],
+                          self.upper[blocks])
+
+    def __reduce__(self):
+        return (type(self), (self.inner, self.lower, self.upper))
+
+
+def _bounded(penalty, lower, upper):
+    """``penalty`` with the bounds where SignConstrained takes them: inside
+    group-L0 (whose keep-or-zero must see them), around a separable
+    Blockwise (its flag then reaches the engine), else inside each of
+    Blockwise's penalties (a group-L0 rule penalty); the bounds are over
+    global columns, so one pair serves every part."""
+    from firecy.penalties import BlockwisePenalty, GroupL0
+
+    if isinstance(penalty, GroupL0):
+        out = GroupL0(_bounded(penalty.inner, lower, upper), penalty.lam0)
+        out.lam = penalty.lam
+        return out
+    if isinstance(penalty, BlockwisePenalty):
+        if not (penalty.flags & 1 and not penalty.flags & 2):     # not separable
+            return BlockwisePenalty(_bounded(penalty.rules, lower, upper),
+                                    _bounded(penalty.linear, lower, upper),
+                                    penalty.n_rule_blocks)
     return SignConstrained(penalty, lower, upper)
