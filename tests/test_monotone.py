@@ -429,3 +429,36 @@ def test_rule_signs_by_brute_force():
         want = HELD if HELD in need or len(need) > 1 else (need.pop() if need else 0)
         assert signs[j] == want, (j, ens.rule_text(j))
     assert {1, -1, HELD} <= set(signs.tolist())
+
+
+def test_wrapped_lam_reaches_the_inner_penalties():
+    """The path sets ``lam`` on the outer penalty: it must reach Blockwise's
+    two penalties and group-L0's constrained inner one (a typed C field
+    skipped Blockwise's property, and every path point stayed at zero)."""
+    from firecy.penalties import MCP, BlockwisePenalty, GroupL0, SignConstrained
+
+    inner = BlockwisePenalty(MCP(0.1, 1.1), MCP(0.1, 1.1), 1)
+    pen = SignConstrained(inner, np.zeros(3), np.full(3, np.inf))
+    pen.lam = 0.05
+    assert inner.rules.lam == inner.linear.lam == 0.05
+    group = GroupL0(SignConstrained(MCP(0.1, 1.1), np.zeros(2), np.full(2, np.inf)), 0.5)
+    group.lam = 0.03
+    assert group.inner.lam == group.inner.inner.lam == 0.03
+
+
+def _blockwise_passes_sign_flag():
+    from firecy.penalties import MCP, BlockwisePenalty, GroupL0, SignConstrained
+
+    rules = GroupL0(SignConstrained(MCP(1.0, 1.1), np.zeros(2), np.full(2, np.inf)), 0.5)
+    return bool(BlockwisePenalty(rules, MCP(1.0, 1.1), 1).flags & 4)
+
+
+@pytest.mark.parametrize("linear_terms", [False, pytest.param(True, marks=pytest.mark.xfail(
+    not _blockwise_passes_sign_flag(), strict=True,
+    reason="BlockwisePenalty(GroupL0(SignConstrained(...)), ...) does not pass "
+           "PENALTY_SIGN_BOUNDS on: no rule enters the path"))])
+def test_monotone_with_group_l0(linear_terms):
+    fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=linear_terms)
+    assert fire.n_rules_ > 0
+    assert _check_monotone(fire, X, MONO) >= -1e-12
+    _check_kept_terms(fire, MONO)

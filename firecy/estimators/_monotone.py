@@ -306,7 +306,8 @@ def constrain_penalty(penalty, bounds, columns=None):
     lower, upper = bounds.bounds(columns)
     if columns is not None and getattr(penalty, "unpenalised_blocks", None) is not None:
         return PoolSignConstrained(penalty, lower, upper)
-    return _bounded(penalty, lower, upper)
+    n_rules = bounds.rule_lower.size if columns is None else len(columns)
+    return _bounded(penalty, lower, upper, n_rules)
 
 
 class PoolSignConstrained(SignConstrained):
@@ -328,21 +329,23 @@ class PoolSignConstrained(SignConstrained):
         return (type(self), (self.inner, self.lower, self.upper))
 
 
-def _bounded(penalty, lower, upper):
+def _bounded(penalty, lower, upper, n_rules):
     """``penalty`` with the bounds where SignConstrained takes them: inside
     group-L0 (whose keep-or-zero must see them), around a separable
     Blockwise (its flag then reaches the engine), else inside each of
-    Blockwise's penalties (a group-L0 rule penalty); the bounds are over
-    global columns, so one pair serves every part."""
+    Blockwise's penalties (a group-L0 rule penalty: the rules' part gets the
+    bounds of the rule columns, the first ``n_rules``, which Blockwise checks
+    it against; the linear part all of them, as its blocks' columns are
+    global)."""
     from firecy.penalties import BlockwisePenalty, GroupL0
 
     if isinstance(penalty, GroupL0):
-        out = GroupL0(_bounded(penalty.inner, lower, upper), penalty.lam0)
+        out = GroupL0(_bounded(penalty.inner, lower, upper, n_rules), penalty.lam0)
         out.lam = penalty.lam
         return out
     if isinstance(penalty, BlockwisePenalty):
         if not (penalty.flags & 1 and not penalty.flags & 2):     # not separable
-            return BlockwisePenalty(_bounded(penalty.rules, lower, upper),
-                                    _bounded(penalty.linear, lower, upper),
-                                    penalty.n_rule_blocks)
+            return BlockwisePenalty(
+                _bounded(penalty.rules, lower[:n_rules], upper[:n_rules], n_rules),
+                _bounded(penalty.linear, lower, upper, n_rules), penalty.n_rule_blocks)
     return SignConstrained(penalty, lower, upper)
