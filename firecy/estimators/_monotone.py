@@ -307,7 +307,11 @@ def constrain_penalty(penalty, bounds, columns=None):
     if columns is not None and getattr(penalty, "unpenalised_blocks", None) is not None:
         return PoolSignConstrained(penalty, lower, upper)
     n_rules = bounds.rule_lower.size if columns is None else len(columns)
-    return _bounded(penalty, lower, upper, n_rules)
+    try:
+        return _bounded(penalty, lower, upper, n_rules)
+    except TypeError as error:     # a penalty SignConstrained cannot bound (yet)
+        raise ValueError(f"monotone / linear_sign cannot constrain this penalty: {error}") \
+            from error
 
 
 class PoolSignConstrained(SignConstrained):
