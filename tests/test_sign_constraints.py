@@ -713,3 +713,58 @@ def test_poisson_irls_respects_bounds(inner):
         f = np.mean(np.exp(eta_f) - y * eta_f) + lam * np.abs(res.coef).sum()
         assert f <= p.value + 1e-6 * abs(p.value)
         assert abs(f - p.value) <= 1e-6 * abs(p.value)
+
+
+def test_group_l0_local_search_restricts_the_bounds():
+    """The tree-switch search solves on sub-designs: the bounds follow their
+    columns (restrict_to), and the result stays feasible."""
+    M, y, ptr, beta = tree_design(15)
+    lower, upper = wrong_sign_bounds(beta)
+    pen = GroupL0(SignConstrained(L1(0.01), lower, upper), 0.02)
+    res = solve(M, y, pen, block_ptr=ptr, tol=1e-9, max_iter=500_000, local_search=True)
+    assert_feasible(res.coef, lower, upper)
+    plain = solve(M, y, pen, block_ptr=ptr, tol=1e-9, max_iter=500_000)
+    assert res.objective <= plain.objective * (1 + 1e-12)
+
+
+def test_restrict_to_slices_bounds_and_shares_lam():
+    inner = L1(0.5)
+    pen = SignConstrained(inner, [0.0, -INF, 0.0, -INF], [INF, 0.0, INF, INF])
+    sub = pen.restrict_to(np.array([1]), np.array([2, 3]))
+    assert sub.lower.tolist() == [0.0, -INF] and sub.upper.tolist() == [INF, INF]
+    pen.lam = 0.25
+    assert sub.lam == 0.25
+    g = GroupL0(pen, 0.1).restrict_to(np.array([1]), np.array([2, 3]))
+    assert isinstance(g, GroupL0) and g.inner.lower.tolist() == [0.0, -INF]
+
+
+def test_multinomial_absent_class_restricts_the_bounds():
+    """A class without a row of positive weight is left out of the stacked
+    solve (its blocks removed): the bounds follow the remaining columns."""
+    from firecy.estimators import _multinomial_engine
+    from firecy.estimators._logistic_paths import pack_target
+
+    K = 3
+    design, M, ptr, block_class, col_class, y, beta = multinomial_problem(seed=16)
+    lower, upper = wrong_sign_bounds(beta)
+    s = np.where(y == 2, 0.0, 1.0)
+    pen = SignConstrained(L1(1.0), lower, upper)
+    path = _multinomial_engine.multinomial_path(
+        design, pack_target(y, np.zeros((len(y), K))), pen, block_class=block_class,
+        n_classes=K, sample_weight=s, lambdas=[0.01], tol=1e-10, max_iter=1_000_000)
+    w = path.coefs[0]
+    assert_feasible(w, lower, upper)
+    assert np.all(w[col_class == 2] == 0.0) and np.any(w != 0.0)
+    # the present classes' problem against cvxpy (rows of the absent class
+    # carry no weight; its margin does not enter the other rows' softmax
+    # beyond a constant the solver's reported objective includes)
+    keep = s > 0
+    sub = col_class < 2
+    ref = multinomial_cvxpy(M[keep][:, sub], col_class[sub], y[keep], 2, 0.01, lower[sub],
+                            upper[sub])
+    eta = np.zeros((keep.sum(), 2)) + path.intercepts[0][:2]
+    for k in range(2):
+        eta[:, k] += M[keep][:, col_class == k] @ w[col_class == k]
+    lse = np.logaddexp(eta[:, 0], eta[:, 1])
+    f = np.mean(lse - eta[np.arange(keep.sum()), y[keep]]) + 0.01 * np.abs(w).sum()
+    assert f <= ref * (1 + 1e-6) + 1e-9

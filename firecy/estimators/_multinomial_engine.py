@@ -184,9 +184,12 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
         if state.blocks is not None:
             # a penalty that tells blocks apart (BlockwisePenalty) or columns
             # (SignConstrained), on the present classes' blocks, renumbered
-            from firecy.solver._path import restricted
-
-            penalty = restricted(penalty, state.blocks, state.cols)
+            to = getattr(penalty, "restrict_to", None)
+            restrict = getattr(penalty, "restrict_blocks", None)
+            if to is not None:
+                penalty = to(state.blocks, state.cols)
+            elif restrict is not None:
+                penalty = restrict(state.blocks)
         return _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter,
                      progress, refine_path)
 
