@@ -246,9 +246,9 @@ def add_confirmatory_terms(est, fit, rules, data):
         if kind != "rule":
             continue
         p = float(np.sum(ws * values[rows, q]))
-        if not p > 0:
+        if not np.any(values[rows, q]):
             raise ValueError(f"confirmatory rule {conf.texts[q]!r} selects no training row")
-        if not p < 1:
+        if np.all(values[rows, q]):
             raise ValueError(f"confirmatory rule {conf.texts[q]!r} holds on every training "
                              f"row: it is constant (the intercept is that term)")
         support[q] = p
@@ -393,6 +393,12 @@ def split_confirmatory(coef, fit):
     conf = fit.confirmatory
     K = n // len(conf)
     w = coef[-n:].reshape(len(conf), K) * conf.scale[:, None]
+    if K > 2:
+        # the softmax is unchanged by a shift of a term's weight in every
+        # class: the free terms' weights are stated summing to zero over the
+        # classes, as the intercepts are (a signed term's stay as fitted)
+        free = conf.signs == 0
+        w[free] -= w[free].mean(axis=1, keepdims=True)
     return coef[:-n], (w[:, 0].copy() if K == 1 else w.T.copy())
 
 

@@ -217,7 +217,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule as firecy prints rules (``"bmi > 30 and bp > 100"``, read by
         :func:`~firecy.rules.parse_rule`: its 0/1 indicator). A dict
         ``{term: sign}`` constrains a term's weight: +1 (>= 0), -1 (<= 0),
-        0 (free). A multi-class model has one per class. They are not
+        0 (free). A multi-class model has one per class (a free term's weights
+        summing to zero over the classes: the softmax ignores a common
+        shift). They are not
         counted against ``max_rules`` (which bounds the terms the path
         selects): the outputs say "N rules ... + K confirmatory", and
         ``confirmatory_`` and ``confirmatory_coef_`` hold them. A rule that
