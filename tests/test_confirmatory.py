@@ -433,3 +433,32 @@ def test_without_confirmatory_nothing_changes():
     assert "confirmatory" not in plain.summary()
     assert plain.model_.n_confirmatory == 0 and "n_confirmatory" not in plain.model_.counts()
     assert not re.search("confirmatory", json.dumps(rules_json(plain)))
+
+
+def test_command_line_confirmatory(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    from firecy.cli import main
+
+    X, y = _regression(n=200)
+    path = tmp_path / "data.csv"
+    with open(path, "w") as fh:
+        fh.write("x0,x1,x2,x3,y\n")
+        for row, t in zip(X, y):
+            fh.write(",".join(repr(float(v)) for v in row) + f",{float(t)!r}\n")
+    out = tmp_path / "rules.json"
+    code = main(["extract", str(path), "--target", "y", "--confirmatory", "x0",
+                 "--confirmatory", RULE, "--max-rules", "4", "--n-trees", "30",
+                 "--n-lambdas", "15", "--n-jobs", "1", "--no-progress", "--seed", "0",
+                 "--output", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    conf = [r for r in doc["rules"] if r.get("confirmatory")]
+    assert [r["kind"] for r in conf] == ["linear", "rule"] and conf[1]["rule"] == RULE
+    assert doc["n_confirmatory"] == 2
+    assert "+ 2 confirmatory" in printed and f"if {RULE} then" in printed
+    # a bad term: one clear line, nonzero status
+    code = main(["extract", str(path), "--target", "y", "--confirmatory", "x9 > 1",
+                 "--n-trees", "10", "--n-jobs", "1", "--no-progress"])
+    assert code != 0
+    assert "x9 > 1" in capsys.readouterr().err
