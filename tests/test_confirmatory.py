@@ -462,3 +462,16 @@ def test_command_line_confirmatory(tmp_path, capsys):
                  "--n-trees", "10", "--n-jobs", "1", "--no-progress"])
     assert code != 0
     assert "x9 > 1" in capsys.readouterr().err
+
+
+def test_what_does_not_take_confirmatory_terms_says_so(fitted):
+    fire, X = fitted
+    with pytest.raises(NotImplementedError, match="confirmatory terms"):
+        fire.inference(X, fire.predict(X))
+    Xb, yb = _binary()
+    clf = FIREClassifier(_forest("classification"), linear_terms=False,
+                         confirmatory=[RULE], cv=3, random_state=0).fit(Xb, yb)
+    from firecy.risk import risk_card
+
+    with pytest.raises(ValueError, match="confirmatory terms"):
+        risk_card(clf, Xb, yb)
