@@ -45,11 +45,15 @@ cdef class BlockwisePenalty(Penalty):
         The number of rule blocks (block indices below it are rules).
     fixed : Penalty, optional
         The penalty of the blocks from ``n_rule_blocks + n_linear_blocks``
-        on: separable, scored by its direction vector, and such that no
-        ``lam`` penalises it (:class:`~firecy.penalties.Unpenalised`, or a
-        sign constraint of it); :meth:`unpenalised_blocks` names those
-        blocks, so a path starts where they are fitted. None (the default):
-        every block after the rules' is ``linear``'s.
+        on, each one column: separable, scored by its direction vector, and
+        such that no ``lam`` penalises it (:class:`~firecy.penalties.Unpenalised`,
+        or a sign constraint of it); :meth:`unpenalised_blocks` names those
+        blocks, so a path starts where they are fitted. It sees its columns
+        numbered 0, 1, ... from the first fixed block (``Block.columns``), so
+        that per-column data of it (a sign constraint's bounds, one per
+        fixed column) keeps its meaning on a design restricted to some blocks
+        (:meth:`restrict_blocks`). None (the default): every block after the
+        rules' is ``linear``'s.
     n_linear_blocks : int, optional
         With ``fixed``, the number of linear blocks (required; may be 0).
 
@@ -137,6 +141,16 @@ cdef class BlockwisePenalty(Penalty):
             other |= fixed.flags & ~own
         self.flags = (rules.flags & own) | other
 
+    cdef inline Block _local(self, const Block* blk, Py_ssize_t* col) noexcept nogil:
+        # the fixed part sees its own columns, numbered 0, 1, ... from its
+        # first block (one column each): a per-column penalty of it (a sign
+        # bound) keeps its meaning on a design restricted to some blocks
+        cdef Block local = blk[0]
+        if blk.n == 1:
+            col[0] = blk.index - self.fixed_start
+            local.columns = col
+        return local
+
     @property
     def n_linear_blocks(self):
         """The linear blocks before the fixed ones (None without ``fixed``)."""
@@ -164,43 +178,59 @@ cdef class BlockwisePenalty(Penalty):
         (<Penalty> self).lam = value
 
     cdef double value(self, const Block* blk, const double* w) except? -1 nogil:
+        cdef Py_ssize_t col
+        cdef Block local
         if blk.index < self.n_rule_blocks:
             return self.rules.value(blk, w)
         if self.fixed_start >= 0 and blk.index >= self.fixed_start:
-            return self._fixed.value(blk, w)
+            local = self._local(blk, &col)
+            return self._fixed.value(&local, w)
         return self.linear.value(blk, w)
 
     cdef int prox(self, const Block* blk, const double* z, const double* step,
                   double* out) except -1 nogil:
+        cdef Py_ssize_t col
+        cdef Block local
         if blk.index < self.n_rule_blocks:
             return self.rules.prox(blk, z, step, out)
         if self.fixed_start >= 0 and blk.index >= self.fixed_start:
-            return self._fixed.prox(blk, z, step, out)
+            local = self._local(blk, &col)
+            return self._fixed.prox(&local, z, step, out)
         return self.linear.prox(blk, z, step, out)
 
     cdef int subdiff(self, const Block* blk, const double* w, double* lo,
                      double* hi) except -1 nogil:
+        cdef Py_ssize_t col
+        cdef Block local
         if blk.index < self.n_rule_blocks:
             return self.rules.subdiff(blk, w, lo, hi)
         if self.fixed_start >= 0 and blk.index >= self.fixed_start:
-            return self._fixed.subdiff(blk, w, lo, hi)
+            local = self._local(blk, &col)
+            return self._fixed.subdiff(&local, w, lo, hi)
         return self.linear.subdiff(blk, w, lo, hi)
 
     cdef double lambda_max(self, const Block* blk, const double* grad) except? -1 nogil:
+        cdef Py_ssize_t col
+        cdef Block local
         if blk.index < self.n_rule_blocks:
             return self.rules.lambda_max(blk, grad)
         if self.fixed_start >= 0 and blk.index >= self.fixed_start:
-            return self._fixed.lambda_max(blk, grad)
+            local = self._local(blk, &col)
+            return self._fixed.lambda_max(&local, grad)
         return self.linear.lambda_max(blk, grad)
 
     cdef double block_score(self, const Block* blk, const double* w, const double* grad,
                             const double* step, double* work) except? -1 nogil:
+        cdef Py_ssize_t col
+        cdef Block local
         if blk.index < self.n_rule_blocks:
             return self.rules.block_score(blk, w, grad, step, work)
         if self.fixed_start >= 0 and blk.index >= self.fixed_start:
             if self.decrease:
-                return prox_decrease(self._fixed, blk, w, grad, step, work)
-            return self._fixed.block_score(blk, w, grad, step, work)
+                local = self._local(blk, &col)
+                return prox_decrease(self._fixed, &local, w, grad, step, work)
+            local = self._local(blk, &col)
+            return self._fixed.block_score(&local, w, grad, step, work)
         if self.decrease:
             # the rules' scores are achievable decreases: so is this one
             return prox_decrease(self.linear, blk, w, grad, step, work)
@@ -208,18 +238,32 @@ cdef class BlockwisePenalty(Penalty):
 
     cdef Py_ssize_t local_groups(self, const Block* blk, const double* w, Py_ssize_t* group,
                                  double* grad, double* hess) except -1 nogil:
+        cdef Py_ssize_t col
+        cdef Block local
         if blk.index < self.n_rule_blocks:
             return self.rules.local_groups(blk, w, group, grad, hess)
         if self.fixed_start >= 0 and blk.index >= self.fixed_start:
-            return self._fixed.local_groups(blk, w, group, grad, hess)
+            local = self._local(blk, &col)
+            return self._fixed.local_groups(&local, w, group, grad, hess)
         return self.linear.local_groups(blk, w, group, grad, hess)
 
     # ------------------------------------------------------------------
 
     def check_blocks(self, block_ptr):
-        """The rule penalty's check on the rule blocks."""
+        """The rule penalty's check on the rule blocks; with ``fixed``, that
+        every fixed block is one column, and ``fixed``'s own check on its
+        columns (numbered from 0)."""
         block_ptr = np.asarray(block_ptr)
         self.rules.check_blocks(block_ptr[:min(self.n_rule_blocks, block_ptr.size - 1) + 1])
+        if self.fixed is None or self.fixed_start >= block_ptr.size - 1:
+            return
+        widths = np.diff(block_ptr[self.fixed_start:])
+        if np.any(widths != 1):
+            raise ValueError(f"every fixed block (from block {self.fixed_start} on) must be "
+                             f"one column; their widths are {widths.tolist()}")
+        check = getattr(self.fixed, "check_blocks", None)
+        if check is not None:
+            check(np.arange(widths.size + 1))
 
     def bind_ensemble(self, ensemble):
         """The rule penalty bound to ``ensemble`` (see :meth:`Penalty.bind_ensemble`)."""
@@ -239,11 +283,9 @@ cdef class BlockwisePenalty(Penalty):
             return BlockwisePenalty(self.rules, self.linear, n_rules)
         is_fixed = blocks >= self.fixed_start
         n_linear = int(np.count_nonzero(~is_fixed)) - n_rules
-        fixed = self.fixed
-        restrict = getattr(fixed, "restrict_blocks", None)
-        if restrict is not None:
-            fixed = restrict(blocks[is_fixed] - self.fixed_start)
-        return BlockwisePenalty(self.rules, self.linear, n_rules, fixed, n_linear)
+        return BlockwisePenalty(self.rules, self.linear, n_rules,
+                                _restrict_fixed(self.fixed, blocks[is_fixed] - self.fixed_start),
+                                n_linear)
 
     def unpenalised_blocks(self, block_ptr):
         """The blocks no ``lam`` penalises: the rule penalty's among the rule
@@ -270,6 +312,19 @@ cdef class BlockwisePenalty(Penalty):
             return (BlockwisePenalty, (self.rules, self.linear, self.n_rule_blocks))
         return (BlockwisePenalty, (self.rules, self.linear, self.n_rule_blocks, self.fixed,
                                    self.n_linear_blocks))
+
+
+def _restrict_fixed(fixed, kept):
+    """The fixed part on its columns ``kept`` (its own numbering: one column
+    per fixed block), renumbered from 0: a penalty with per-column data
+    restricts it (``restrict_columns``, or ``restrict_blocks`` of one-column
+    blocks); one without is the same on any columns."""
+    kept = np.asarray(kept, dtype=np.intp)
+    for name in ("restrict_columns", "restrict_blocks"):
+        restrict = getattr(fixed, name, None)
+        if restrict is not None:
+            return restrict(kept)
+    return fixed
 
 
 cdef _check_separable(Penalty pen, str what, str examples):
