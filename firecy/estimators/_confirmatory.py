@@ -313,8 +313,10 @@ def penalised_extra(fit):
 
 def fixed_penalty(fit):
     """The penalty of the confirmatory blocks: :class:`Unpenalised`, or its
-    sign constraint (``SignConstrained``) for terms given a sign; the bounds
-    are per column of the full design."""
+    sign constraint (``SignConstrained``) for terms given a sign, its bounds
+    one per confirmatory column (the fixed part of
+    :class:`~firecy.penalties.BlockwisePenalty` sees its own columns,
+    numbered from 0)."""
     from firecy.penalties import Unpenalised
 
     conf = fit.confirmatory
@@ -326,12 +328,9 @@ def fixed_penalty(fit):
         raise NotImplementedError("confirmatory={term: sign} needs "
                                   "firecy.penalties.SignConstrained") from None
     K = int(fit.n_confirmatory_columns // len(conf))
-    n_total = len(fit.leaf_values) + fit.extra.shape[1]
-    lower, upper = np.full(n_total, -np.inf), np.full(n_total, np.inf)
-    start = n_total - fit.n_confirmatory_columns
     sign = np.repeat(conf.signs, K)
-    lower[start:][sign > 0] = 0.0
-    upper[start:][sign < 0] = 0.0
+    lower = np.where(sign > 0, 0.0, -np.inf)
+    upper = np.where(sign < 0, 0.0, np.inf)
     return SignConstrained(Unpenalised(), lower, upper)
 
 
