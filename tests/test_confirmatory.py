@@ -278,12 +278,17 @@ def test_confirmatory_terms_are_not_counted_against_max_rules():
     assert "(the confirmatory terms on top)" in fire.model_.budget_text()
 
 
-def test_stable_mode_keeps_the_confirmatory_terms():
+@pytest.mark.parametrize("linear_terms", [True, False])
+def test_stable_mode_keeps_the_confirmatory_terms(linear_terms):
+    # with linear terms the pool's rules are kept (a fixed ridge) and the path
+    # chooses the linear terms; without, it selects in the pool: either way the
+    # confirmatory terms are fitted beside
     X, y = _regression(n=300)
     fire = FIRERegressor(RandomForestRegressor(100, max_depth=2, random_state=0),
                          stable=True, confirmatory=CONF, max_rules=4, cv=3,
-                         random_state=0).fit(X, y)
+                         linear_terms=linear_terms, random_state=0).fit(X, y)
     assert np.all(fire.confirmatory_coef_ != 0)
+    assert fire.n_rules_ <= 4
     resid = y - fire.predict(X)
     cols = _columns(X)
     assert np.all(_relative(cols.T @ resid, cols, resid) < 1e-5)

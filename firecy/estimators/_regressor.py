@@ -311,6 +311,9 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
     confirmatory_coef_ : ndarray of shape (n_confirmatory,) or (n_classes, n_confirmatory), or None
         Their weights: a rule's contribution where it holds, a linear
         term's slope per unit of ``x``.
+    n_confirmatory_ : int
+        The confirmatory weights (terms times classes of a multi-class
+        model); 0 without them. ``n_terms_`` does not count them.
     linear_coef_ : ndarray of shape (n_linear_terms,)
         The effect of each term per unit of its feature (0: not kept);
         the raw prediction adds ``linear_coef_[t] * (clip(x, lower[t],
