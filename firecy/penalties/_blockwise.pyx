@@ -318,12 +318,18 @@ def _restrict_fixed(fixed, kept):
     """The fixed part on its columns ``kept`` (its own numbering: one column
     per fixed block), renumbered from 0: a penalty with per-column data
     restricts it (``restrict_columns``, or ``restrict_blocks`` of one-column
-    blocks); one without is the same on any columns."""
+    blocks; a sign constraint's ``lower`` and ``upper`` are taken at
+    ``kept``); one without is the same on any columns."""
     kept = np.asarray(kept, dtype=np.intp)
     for name in ("restrict_columns", "restrict_blocks"):
         restrict = getattr(fixed, name, None)
         if restrict is not None:
             return restrict(kept)
+    lower, upper = getattr(fixed, "lower", None), getattr(fixed, "upper", None)
+    inner = getattr(fixed, "inner", None)
+    if lower is not None and upper is not None and inner is not None:
+        # a sign constraint (SignConstrained): its bounds on the kept columns
+        return type(fixed)(inner, np.asarray(lower)[kept], np.asarray(upper)[kept])
     return fixed
 
 
