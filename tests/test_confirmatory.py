@@ -245,7 +245,7 @@ def _cox_gradient(eta, time, event, cols):
 
 def test_cox_kkt_and_kept():
     X, y = _survival()
-    fire = FIRESurvivalRegressor(_forest(), confirmatory=CONF, tol=1e-12, cv=3,
+    fire = FIRESurvivalRegressor(_forest(), confirmatory=CONF, tol=1e-10, cv=3,
                                  random_state=0).fit(X, y)
     eta = fire.predict(X)
     cols = _columns(X)
@@ -329,6 +329,8 @@ def test_every_output_shows_the_terms_as_confirmatory(fitted):
     html = report_html(fire, X)
     assert "confirmatory terms (kept at every lambda, unpenalised)" in html
     assert "+ 2 confirmatory" in html
+    # the rules table's tree column names them
+    assert html.count(">confirmatory<") == 2
 
 
 def test_explain_sums_to_the_prediction_with_the_confirmatory_terms(fitted):
@@ -480,3 +482,19 @@ def test_what_does_not_take_confirmatory_terms_says_so(fitted):
 
     with pytest.raises(ValueError, match="confirmatory terms"):
         risk_card(clf, Xb, yb)
+
+
+def test_a_category_column_takes_a_rule_not_a_slope():
+    pd = pytest.importorskip("pandas")
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _regression(n=300)
+    frame = pd.DataFrame(X, columns=["x0", "x1", "x2", "x3"])
+    frame["colour"] = pd.Categorical(np.where(X[:, 3] > 0, "red", "blue"))
+    model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
+    with pytest.raises(ValueError, match="'colour' is a categorical feature: give a rule"):
+        FIRERegressor(model, confirmatory=["colour"], cv=3).fit(frame, y)
+    fire = FIRERegressor(model, confirmatory=["colour in {'red'}"], cv=3, n_lambdas=10,
+                         random_state=0).fit(frame, y)
+    assert fire.confirmatory_.support[0] == pytest.approx(np.mean(X[:, 3] > 0))
+    np.testing.assert_array_equal(fire.confirmatory_.values(frame)[:, 0], X[:, 3] > 0)
