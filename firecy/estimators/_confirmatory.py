@@ -20,7 +20,6 @@ on top; every output says "N terms selected + K confirmatory".
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 from dataclasses import dataclass, field
 
@@ -83,7 +82,7 @@ class ConfirmatoryTerms:
         """Each term's value on the rows of ``X``, shape (n_samples, n_terms):
         a rule's 0/1 indicator, a linear term's ``clip(x) - center`` (0 for
         a missing ``x``)."""
-        from firecy.rules import evaluate_parsed, numeric_columns
+        from firecy.rules import numeric_columns
 
         n = int(X.shape[0])
         out = np.zeros((n, len(self)))

@@ -8,18 +8,7 @@ import math
 
 import numpy as np
 
-__all__ = ["confirmatory_rows", "confirmatory_suffix", "n_confirmatory"]
-
-
-def n_confirmatory(est):
-    """The confirmatory terms of a fitted estimator (one per term and class
-    of a multi-class model; 0 without)."""
-    w = getattr(est, "confirmatory_coef_", None)
-    return 0 if getattr(est, "confirmatory_", None) is None or w is None else int(np.size(w))
-
-
-def _number(v, digits):
-    return f"{v:.{digits}g}"
+__all__ = ["confirmatory_rows", "confirmatory_suffix"]
 
 
 def confirmatory_rows(est, names, n_columns, labels=None, multi=False, digits=4):
