@@ -276,6 +276,11 @@ def test_confirmatory_terms_are_not_counted_against_max_rules():
     np.testing.assert_array_equal(fire.path_.n_rules,
                                   np.count_nonzero(coefs[:, :-2], axis=1))
     assert "(the confirmatory terms on top)" in fire.model_.budget_text()
+    # a refined path's skipped counts are of the selected terms too
+    seen = set(np.asarray(cv.path_.n_rules).tolist())
+    skipped = cv.path_.skipped_counts
+    assert skipped is not None and not set(skipped.tolist()) & seen
+    assert set(range(1, min(max(seen), 3) + 1)) <= seen | set(skipped.tolist())
 
 
 @pytest.mark.parametrize("linear_terms", [True, False])

@@ -361,14 +361,22 @@ class _BudgetExcludingFixed:
         return getattr(self._inner, name)
 
     def path(self, design, y, penalty, **kwargs):
-        if kwargs.get("max_rules") is not None:
+        budget = kwargs.get("max_rules")
+        if budget is not None:
             # the solver counts every nonzero column: the confirmatory ones on top
-            kwargs["max_rules"] = int(kwargs["max_rules"]) + self._n_fixed
+            kwargs["max_rules"] = int(budget) + self._n_fixed
         path = self._inner.path(design, y, penalty, **kwargs)
         coefs = np.asarray(path.coefs)
         if coefs.ndim == 2 and coefs.shape[0]:
             fixed = np.count_nonzero(coefs[:, -self._n_fixed:], axis=1)
             path.n_rules = np.asarray(path.n_rules, dtype=np.intp) - fixed.astype(np.intp)
+        if getattr(path, "skipped_counts", None) is not None:
+            # the counts in 1..top a refined path jumps over, recounted (as
+            # firecy.solver's refinement counts them)
+            seen = np.unique(path.n_rules)
+            top = int(seen.max()) if seen.size else 0
+            top = top if budget is None else min(top, int(budget))
+            path.skipped_counts = np.setdiff1d(np.arange(1, top + 1), seen).astype(np.intp)
         return path
 
 
