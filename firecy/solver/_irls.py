@@ -58,9 +58,9 @@ _NEWTON_SWITCH = 1e-4
 
 def _curvature_free(penalty):
     """Whether the penalty's value ignores the coordinate curvature."""
-    from firecy.penalties import BlockwisePenalty, GroupL0, L1, L1Fusion
+    from firecy.penalties import BlockwisePenalty, GroupL0, L1, L1Fusion, SignConstrained
 
-    if isinstance(penalty, GroupL0):
+    if isinstance(penalty, (GroupL0, SignConstrained)):
         return _curvature_free(penalty.inner)
     if isinstance(penalty, BlockwisePenalty):
         return _curvature_free(penalty.rules) and _curvature_free(penalty.linear)
