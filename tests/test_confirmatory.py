@@ -383,11 +383,6 @@ def test_feature_index_and_names_of_a_frame():
 
 # --- signs -----------------------------------------------------------------------
 def test_a_sign_constraint_holds_and_binds():
-    pytest.importorskip("firecy.penalties", reason="SignConstrained")
-    from firecy import penalties
-
-    if not hasattr(penalties, "SignConstrained"):
-        pytest.skip("firecy.penalties.SignConstrained is not there yet (branch h-signs)")
     X, rng = _data(300)
     y = -1.0 * X[:, 0] + 2.0 * _mask(X) + 0.3 * rng.normal(size=300)
     free = FIRERegressor(_forest(), lam=1e12, linear_terms=False, confirmatory=CONF,
@@ -398,6 +393,15 @@ def test_a_sign_constraint_holds_and_binds():
                            tol=1e-12, cv=3, random_state=0).fit(X, y)
     assert signed.confirmatory_coef_[0] == 0.0      # pushed the other way: held at 0
     assert signed.confirmatory_coef_[1] > 0.5
+    # KKT of a bound held at 0: the loss would fall by moving it down, not up
+    resid = y - signed.predict(X)
+    cols = _columns(X)
+    assert cols[:, 0] @ resid < 0
+    assert _relative(cols[:, 1:].T @ resid, cols[:, 1:], resid)[0] < 1e-6
+    # the outputs still show the term held at zero, as confirmatory
+    shown = signed.rules_[signed.rules_["confirmatory"]]
+    assert shown["weight"].tolist()[0] == 0.0 and len(shown) == 2
+    assert signed.confirmatory_.signs.tolist() == [1, 1]
     down = FIRERegressor(_forest(), lam=1e12, linear_terms=False,
                          confirmatory={"x0": -1, RULE: 0}, tol=1e-12,
                          random_state=0).fit(X, y)
@@ -503,3 +507,45 @@ def test_a_category_column_takes_a_rule_not_a_slope():
                          random_state=0).fit(frame, y)
     assert fire.confirmatory_.support[0] == pytest.approx(np.mean(X[:, 3] > 0))
     np.testing.assert_array_equal(fire.confirmatory_.values(frame)[:, 0], X[:, 3] > 0)
+
+
+def test_signs_for_each_loss_and_the_stable_pool():
+    X, y = _binary()
+    # the data push the rule's weight up (eta has +1.0 on it): held at 0 under -1
+    free = FIREClassifier(_forest("classification"), confirmatory=CONF, cv=3,
+                          random_state=0).fit(X, y)
+    assert free.confirmatory_coef_[1] > 0.3
+    held = FIREClassifier(_forest("classification"), confirmatory={"x0": 0, RULE: -1},
+                          cv=3, random_state=0).fit(X, y)
+    assert held.confirmatory_coef_[1] == 0.0 and held.confirmatory_coef_[0] > 0.3
+    Xm, ym = _multiclass()
+    multi = FIREClassifier(_forest("classification"), confirmatory={"x0": +1, RULE: 0},
+                           cv=3, random_state=0).fit(Xm, ym)
+    assert np.all(multi.confirmatory_coef_[:, 0] >= 0.0)
+    assert multi.confirmatory_coef_[0, 0] == 0.0      # class 0 falls with x0
+    Xc, yc = _counts()
+    pois = FIREPoissonRegressor(_forest(), confirmatory={"x0": -1, RULE: +1}, cv=3,
+                                random_state=0).fit(Xc, yc)
+    assert pois.confirmatory_coef_[0] == 0.0 and pois.confirmatory_coef_[1] > 0.2
+    Xr, yr = _regression()
+    stable = FIRERegressor(RandomForestRegressor(100, max_depth=2, random_state=0),
+                           stable=True, confirmatory={"x0": -1, RULE: +1}, max_rules=4,
+                           cv=3, random_state=0).fit(Xr, yr)
+    assert stable.confirmatory_coef_[0] == 0.0 and stable.confirmatory_coef_[1] > 0.5
+
+
+def test_blockwise_passes_on_the_sign_bound_flag_and_restricts_the_bounds():
+    from firecy.penalties import SignConstrained
+
+    inf = np.inf
+    signs = SignConstrained(Unpenalised(), lower=[0.0, -inf, -inf], upper=[inf, inf, 0.0])
+    pen = BlockwisePenalty(L1(0.1), L1(0.1), 2, fixed=signs, n_linear_blocks=1)
+    assert pen.flags & 4 and not BlockwisePenalty(L1(0.1), L1(0.1), 2).flags & 4
+    # fixed blocks 3, 4, 5 are the bounds' columns 0, 1, 2, whatever their design columns
+    assert pen.prox_of([-2.0], block=3)[0] == 0.0
+    assert pen.prox_of([-2.0], block=4)[0] == -2.0
+    assert pen.prox_of([2.0], block=5)[0] == 0.0
+    sub = pen.restrict_blocks(np.array([0, 2, 5]))   # keeps the third bound only
+    assert sub.n_fixed_start == 2
+    np.testing.assert_array_equal(sub.fixed.upper, [0.0])
+    assert sub.prox_of([2.0], block=2)[0] == 0.0
