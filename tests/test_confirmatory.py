@@ -549,3 +549,13 @@ def test_blockwise_passes_on_the_sign_bound_flag_and_restricts_the_bounds():
     assert sub.n_fixed_start == 2
     np.testing.assert_array_equal(sub.fixed.upper, [0.0])
     assert sub.prox_of([2.0], block=2)[0] == 0.0
+
+
+def test_the_parameter_is_checked_before_the_model_is_fitted():
+    class Refuses(RandomForestRegressor):
+        def fit(self, X, y, sample_weight=None):
+            raise AssertionError("the model was fitted before confirmatory= was checked")
+
+    X, y = _regression(n=60)
+    with pytest.raises(ValueError, match="sign of confirmatory term 'x0'"):
+        FIRERegressor(Refuses(), confirmatory={"x0": 5}).fit(X, y)

@@ -140,6 +140,8 @@ def fit_rule_model(est, data, task, progress=None):
     Returns ``est``, fitted.
     """
     check_params(est)
+    # confirmatory='s form, before any model is fitted (its terms are read at step 3c)
+    confirm.check_confirmatory(getattr(est, "confirmatory", None))
     grid = penalty_grid(est)
     model, model_names = fitted_model(est, data, task)
     data = relative_weights(data)
