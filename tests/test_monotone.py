@@ -446,19 +446,29 @@ def test_wrapped_lam_reaches_the_inner_penalties():
     assert group.inner.lam == group.inner.inner.lam == 0.03
 
 
-def _blockwise_passes_sign_flag():
-    from firecy.penalties import MCP, BlockwisePenalty, GroupL0, SignConstrained
-
-    rules = GroupL0(SignConstrained(MCP(1.0, 1.1), np.zeros(2), np.full(2, np.inf)), 0.5)
-    return bool(BlockwisePenalty(rules, MCP(1.0, 1.1), 1).flags & 4)
-
-
+# with linear terms, no rule enters the path under group-L0 and the bounds
+# (BlockwisePenalty(GroupL0(SignConstrained(MCP)), SignConstrained(MCP)));
+# bounds on the rules alone let 2 in, free bounds 10: left to the solver side
 @pytest.mark.parametrize("linear_terms", [False, pytest.param(True, marks=pytest.mark.xfail(
-    not _blockwise_passes_sign_flag(), strict=True,
-    reason="BlockwisePenalty(GroupL0(SignConstrained(...)), ...) does not pass "
-           "PENALTY_SIGN_BOUNDS on: no rule enters the path"))])
+    strict=True, reason="group-L0 with linear terms under sign bounds keeps no rule"))])
 def test_monotone_with_group_l0(linear_terms):
     fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=linear_terms)
     assert fire.n_rules_ > 0
     assert _check_monotone(fire, X, MONO) >= -1e-12
     _check_kept_terms(fire, MONO)
+
+
+def test_dask_fit_keeps_the_signed_weights():
+    """On a sample, the all-rows refit is unconstrained: it is skipped, with a
+    warning, and the fit stays monotone."""
+    da = pytest.importorskip("dask.array")
+    from firecy.dask import fit_dask
+
+    X, f, rng = _data(n=600)
+    y = _target("regression", f, rng)
+    est = _estimator("regression", monotone=MONO)
+    with pytest.warns(UserWarning, match="monotone or linear_sign keeps the weights"):
+        fit_dask(est, da.from_array(X, chunks=200), da.from_array(y, chunks=200),
+                 sample_size=400)
+    assert est.dask_info_["sampled"] and not est.dask_info_["refit"]
+    assert _check_monotone(est, X, MONO) >= -1e-12

@@ -419,6 +419,11 @@ class InferenceMixin:
         from firecy._validation import check_sample_weight
 
         check_is_fitted(self)
+        if getattr(self, "confirmatory_", None) is not None:
+            # the refit would leave the confirmatory terms out of the model it tests
+            raise NotImplementedError(
+                "inference of a model with confirmatory terms (confirmatory=) is not "
+                "available yet: refit without them for intervals")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if not 0.0 < float(level) < 1.0:

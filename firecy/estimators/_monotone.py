@@ -298,13 +298,16 @@ def sign_bounds(constraints, ensemble, leaf_values, linear):
     return None if out.trivial else out
 
 
-def constrain_penalty(penalty, bounds, columns=None):
+def constrain_penalty(penalty, bounds, columns=None, n_fixed=0):
     """``penalty`` under the sign bounds (``columns``: a stable pool's rule
-    columns), or ``penalty`` itself without bounds."""
+    columns; ``n_fixed``: confirmatory columns after the linear terms', whose
+    signs are their own), or ``penalty`` itself without bounds."""
     if bounds is None:
         return penalty
     lower, upper = bounds.bounds(columns)
     if columns is not None and getattr(penalty, "unpenalised_blocks", None) is not None:
+        lower = np.concatenate([lower, np.full(n_fixed, -np.inf)])
+        upper = np.concatenate([upper, np.full(n_fixed, np.inf)])
         return PoolSignConstrained(penalty, lower, upper)
     n_rules = bounds.rule_lower.size if columns is None else len(columns)
     try:
@@ -335,12 +338,12 @@ class PoolSignConstrained(SignConstrained):
 
 def _bounded(penalty, lower, upper, n_rules):
     """``penalty`` with the bounds where SignConstrained takes them: inside
-    group-L0 (whose keep-or-zero must see them), around a separable
-    Blockwise (its flag then reaches the engine), else inside each of
-    Blockwise's penalties (a group-L0 rule penalty: the rules' part gets the
-    bounds of the rule columns, the first ``n_rules``, which Blockwise checks
-    it against; the linear part all of them, as its blocks' columns are
-    global)."""
+    group-L0 (whose keep-or-zero must see them) and inside each penalty of a
+    Blockwise one (which passes the sign flag on, and keeps its fixed part,
+    the confirmatory terms, with their own signs and their unpenalised start):
+    the rules' part gets the bounds of the rule columns, the first
+    ``n_rules``, which Blockwise checks it against; the linear part those of
+    the rules and linear terms, as its blocks' columns are global."""
     from firecy.penalties import BlockwisePenalty, GroupL0
 
     if isinstance(penalty, GroupL0):
@@ -348,8 +351,11 @@ def _bounded(penalty, lower, upper, n_rules):
         out.lam = penalty.lam
         return out
     if isinstance(penalty, BlockwisePenalty):
-        if not (penalty.flags & 1 and not penalty.flags & 2):     # not separable
-            return BlockwisePenalty(
-                _bounded(penalty.rules, lower[:n_rules], upper[:n_rules], n_rules),
-                _bounded(penalty.linear, lower, upper, n_rules), penalty.n_rule_blocks)
+        fixed = dict(fixed=penalty.fixed, n_linear_blocks=penalty.n_linear_blocks) \
+            if penalty.fixed is not None else {}
+        out = BlockwisePenalty(
+            _bounded(penalty.rules, lower[:n_rules], upper[:n_rules], n_rules),
+            SignConstrained(penalty.linear, lower, upper), penalty.n_rule_blocks, **fixed)
+        out.lam = penalty.lam
+        return out
     return SignConstrained(penalty, lower, upper)
