@@ -13,7 +13,6 @@ from sklearn.base import clone
 from sklearn.ensemble import (HistGradientBoostingClassifier, HistGradientBoostingRegressor,
                               RandomForestRegressor)
 
-import firecy.penalties as penalties
 from firecy import (FIREClassifier, FIREPoissonRegressor, FIRERegressor,
                     FIRESurvivalRegressor)
 from firecy.rules import rules_json, rules_python, rules_sql
@@ -21,23 +20,6 @@ from firecy.rules import rules_json, rules_python, rules_sql
 NAMES = ["x0", "x1", "x2", "x3"]
 #: x0 must rise (the data dip in it), x2 must fall (the data rise with it)
 MONO = {"x0": 1, "x2": -1}
-
-
-def _fusion_supported():
-    from firecy.penalties import MCPFusion
-
-    try:
-        penalties.SignConstrained(MCPFusion(1.0, 1.1, 0.5), np.zeros(3), np.full(3, np.inf))
-    except (TypeError, ValueError, NotImplementedError):
-        return False
-    return True
-
-
-# strict: once SignConstrained takes fusion, an unexpected pass fails until
-# the mark goes
-FUSION = pytest.mark.xfail(not _fusion_supported(), strict=True, reason=(
-    "SignConstrained's fusion support is not in firecy yet: these cases must pass "
-    "once it is"))
 
 
 def _data(n=500, seed=0, missing=True):
@@ -68,7 +50,8 @@ def _target(kind, f, rng):
 
 
 def _estimator(kind, **params):
-    params = dict(dict(cv=3, n_lambdas=20, random_state=0, fusion=0.0), **params)
+    # the default penalty (MCP + fusion 0.5) unless a test says otherwise
+    params = dict(dict(cv=3, n_lambdas=20, random_state=0), **params)
     if kind == "regression":
         return FIRERegressor(HistGradientBoostingRegressor(max_iter=20, random_state=0),
                              **params)
@@ -258,11 +241,11 @@ def test_stable_fit_is_monotone():
         assert len(need) <= 1, fire.ensemble_.rule_text(j)
 
 
-@FUSION
 @pytest.mark.parametrize("kind", ["regression", "multiclass"])
-def test_monotone_with_fusion(kind):
-    """The default penalty (MCP + fusion 0.5) under the constraints."""
-    fire, X = _fit(kind, monotone=MONO, fusion=0.5)
+def test_monotone_without_fusion(kind):
+    """The separable penalty (MCP alone) under the constraints; the other
+    tests fit the default (MCP + fusion 0.5)."""
+    fire, X = _fit(kind, monotone=MONO, fusion=0.0)
     assert _check_monotone(fire, X, MONO) >= -1e-12
     _check_kept_terms(fire, MONO)
 
@@ -452,7 +435,8 @@ def test_wrapped_lam_reaches_the_inner_penalties():
 @pytest.mark.parametrize("linear_terms", [False, pytest.param(True, marks=pytest.mark.xfail(
     strict=True, reason="group-L0 with linear terms under sign bounds keeps no rule"))])
 def test_monotone_with_group_l0(linear_terms):
-    fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=linear_terms)
+    fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=linear_terms,
+                   fusion=0.0)
     assert fire.n_rules_ > 0
     assert _check_monotone(fire, X, MONO) >= -1e-12
     _check_kept_terms(fire, MONO)
@@ -472,3 +456,14 @@ def test_dask_fit_keeps_the_signed_weights():
                  sample_size=400)
     assert est.dask_info_["sampled"] and not est.dask_info_["refit"]
     assert _check_monotone(est, X, MONO) >= -1e-12
+
+
+def test_monotone_with_confirmatory_terms():
+    """Confirmatory terms (kept unpenalised, their own signs) beside the
+    monotone rules: the bounds go to the rules and linear terms only."""
+    fire, X = _fit("regression", monotone=MONO, confirmatory={"x1": 1})
+    assert _check_monotone(fire, X, MONO) >= -1e-12
+    _check_kept_terms(fire, MONO)
+    assert np.all(np.asarray(fire.confirmatory_coef_) >= 0)
+    back = pickle.loads(pickle.dumps(fire))
+    np.testing.assert_array_equal(back.predict(X), fire.predict(X))

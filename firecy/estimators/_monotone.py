@@ -300,62 +300,67 @@ def sign_bounds(constraints, ensemble, leaf_values, linear):
 
 def constrain_penalty(penalty, bounds, columns=None, n_fixed=0):
     """``penalty`` under the sign bounds (``columns``: a stable pool's rule
-    columns; ``n_fixed``: confirmatory columns after the linear terms', whose
-    signs are their own), or ``penalty`` itself without bounds."""
+    columns; ``n_fixed``: confirmatory columns after the linear terms', free
+    here: their signs are their own), or ``penalty`` itself without bounds."""
     if bounds is None:
         return penalty
     lower, upper = bounds.bounds(columns)
-    if columns is not None and getattr(penalty, "unpenalised_blocks", None) is not None:
-        lower = np.concatenate([lower, np.full(n_fixed, -np.inf)])
-        upper = np.concatenate([upper, np.full(n_fixed, np.inf)])
-        return PoolSignConstrained(penalty, lower, upper)
+    n_own = lower.size
+    lower = np.concatenate([lower, np.full(n_fixed, -np.inf)])
+    upper = np.concatenate([upper, np.full(n_fixed, np.inf)])
     n_rules = bounds.rule_lower.size if columns is None else len(columns)
     try:
-        return _bounded(penalty, lower, upper, n_rules)
+        return _bounded(penalty, lower, upper, n_rules, n_own)
     except TypeError as error:     # a penalty SignConstrained cannot bound (yet)
         raise ValueError(f"monotone / linear_sign cannot constrain this penalty: {error}") \
             from error
 
 
-class PoolSignConstrained(SignConstrained):
-    """SignConstrained around a stable fit's kept pool's penalty (its rules
-    unpenalised, one column per block), passing on ``unpenalised_blocks``
-    and ``restrict_blocks``, which the path's start needs and
-    SignConstrained does not forward yet."""
+class PartSignConstrained(SignConstrained):
+    """SignConstrained as a part of a BlockwisePenalty (its rules' or linear
+    terms' penalty), whose bounds stay over the global columns when the path
+    restricts Blockwise to some blocks: the solver restricts to the fixed
+    (confirmatory) blocks alone, where this part has no block, or to the
+    others, a prefix of the columns, where every bound keeps its column.  So
+    a design of fewer columns than bounds is accepted (more is refused: the
+    nogil methods index the bounds by column)."""
 
-    def unpenalised_blocks(self, block_ptr):
-        return self.inner.unpenalised_blocks(block_ptr)
-
-    def restrict_blocks(self, blocks):
-        # one column per block: block b is column b
-        blocks = np.asarray(blocks, dtype=np.intp)
-        return type(self)(self.inner.restrict_blocks(blocks), self.lower[blocks],
-                          self.upper[blocks])
+    def check_blocks(self, block_ptr):
+        block_ptr = np.asarray(block_ptr)
+        n = int(block_ptr[-1]) if block_ptr.size else 0
+        if n > self.lower.size:
+            raise ValueError(f"SignConstrained has bounds for {self.lower.size} columns, "
+                             f"the design has {n}")
+        self.inner.check_blocks(block_ptr)
 
     def __reduce__(self):
         return (type(self), (self.inner, self.lower, self.upper))
 
 
-def _bounded(penalty, lower, upper, n_rules):
-    """``penalty`` with the bounds where SignConstrained takes them: inside
-    group-L0 (whose keep-or-zero must see them) and inside each penalty of a
-    Blockwise one (which passes the sign flag on, and keeps its fixed part,
-    the confirmatory terms, with their own signs and their unpenalised start):
-    the rules' part gets the bounds of the rule columns, the first
-    ``n_rules``, which Blockwise checks it against; the linear part those of
-    the rules and linear terms, as its blocks' columns are global."""
+def _bounded(penalty, lower, upper, n_rules, n_own, part=SignConstrained):
+    """``penalty`` with the bounds (over every global column) where
+    SignConstrained takes them: inside group-L0 (whose keep-or-zero must see
+    them); around a separable Blockwise (SignConstrained passes on its
+    unpenalised blocks and restricts the bounds with the design); inside
+    the parts of a Blockwise of group-L0 rules, the rules' part with the
+    bounds of the rule columns (the first ``n_rules``, which Blockwise checks
+    it against), the linear part with those of the rules and linear terms
+    (the first ``n_own``: its blocks' columns are global)."""
     from firecy.penalties import BlockwisePenalty, GroupL0
 
     if isinstance(penalty, GroupL0):
-        out = GroupL0(_bounded(penalty.inner, lower, upper, n_rules), penalty.lam0)
+        out = GroupL0(_bounded(penalty.inner, lower, upper, n_rules, n_own, part),
+                      penalty.lam0)
         out.lam = penalty.lam
         return out
-    if isinstance(penalty, BlockwisePenalty):
+    if isinstance(penalty, BlockwisePenalty) and not (penalty.flags & 1):
         fixed = dict(fixed=penalty.fixed, n_linear_blocks=penalty.n_linear_blocks) \
             if penalty.fixed is not None else {}
         out = BlockwisePenalty(
-            _bounded(penalty.rules, lower[:n_rules], upper[:n_rules], n_rules),
-            SignConstrained(penalty.linear, lower, upper), penalty.n_rule_blocks, **fixed)
+            _bounded(penalty.rules, lower[:n_rules], upper[:n_rules], n_rules, n_rules,
+                     PartSignConstrained),
+            PartSignConstrained(penalty.linear, lower[:n_own], upper[:n_own]),
+            penalty.n_rule_blocks, **fixed)
         out.lam = penalty.lam
         return out
-    return SignConstrained(penalty, lower, upper)
+    return part(penalty, lower, upper)
