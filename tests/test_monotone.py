@@ -89,6 +89,8 @@ def _grid(fire, f, X):
     col = X[:, f][~np.isnan(X[:, f])]
     values = {col.min() - 1, col.max() + 1}
     for t in cuts:
+        if not math.isfinite(t):       # HistGradientBoosting's +inf: missing values only
+            continue
         d = 1e-9 * max(abs(t), 1.0)
         values |= {t - d, t, t + d}
     return np.array(sorted(values))
