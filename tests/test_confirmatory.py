@@ -559,3 +559,17 @@ def test_the_parameter_is_checked_before_the_model_is_fitted():
     X, y = _regression(n=60)
     with pytest.raises(ValueError, match="sign of confirmatory term 'x0'"):
         FIRERegressor(Refuses(), confirmatory={"x0": 5}).fit(X, y)
+
+
+def test_interpretml_explanations_hold_the_confirmatory_terms(fitted):
+    pytest.importorskip("interpret")
+    fire, X = fitted
+    names = fire.explain_global().data()["names"]
+    assert RULE in names
+    local = fire.explain_local(X[:3])
+    for i in range(3):
+        row = local.data(i)
+        total = sum(row["scores"]) + row["extra"]["scores"][0]
+        assert total == pytest.approx(fire.predict(X[i:i + 1])[0], rel=1e-10)
+        assert row["names"][-1] == RULE
+        assert row["scores"][-1] == pytest.approx(fire.confirmatory_coef_[1] * _mask(X[i:i + 1])[0])
