@@ -593,7 +593,8 @@ def test_interpretml_explanations_hold_the_confirmatory_terms(fitted):
         total = sum(row["scores"]) + row["extra"]["scores"][0]
         assert total == pytest.approx(fire.predict(X[i:i + 1])[0], rel=1e-10)
         assert row["names"][-1] == RULE
-        assert row["scores"][-1] == pytest.approx(fire.confirmatory_coef_[1] * _mask(X[i:i + 1])[0])
+        rule = fire.confirmatory_coef_[1] * _mask(X[i:i + 1])[0]
+        assert row["scores"][-1] == pytest.approx(rule)
 
 
 def test_dask_collections_refuse_confirmatory_terms():
