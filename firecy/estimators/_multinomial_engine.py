@@ -182,11 +182,15 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
     with single_blas_thread():
         state = _StackedMultinomial(design, y, block_class, n_classes, sample_weight,
                                     fit_intercept)
-        restrict = getattr(penalty, "restrict_blocks", None)
-        if state.blocks is not None and restrict is not None:
-            # a penalty that tells blocks apart (BlockwisePenalty), on the
-            # present classes' blocks, renumbered
-            penalty = restrict(state.blocks)
+        if state.blocks is not None:
+            # a penalty that tells blocks apart (BlockwisePenalty) or columns
+            # (SignConstrained), on the present classes' blocks, renumbered
+            to = getattr(penalty, "restrict_to", None)
+            restrict = getattr(penalty, "restrict_blocks", None)
+            if to is not None:
+                penalty = to(state.blocks, state.cols)
+            elif restrict is not None:
+                penalty = restrict(state.blocks)
         return _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter,
                      progress, refine_path)
 

@@ -147,6 +147,13 @@ cdef class GroupL0(Penalty):
         inner = self.inner.bind_ensemble(ensemble)
         return self if inner is self.inner else GroupL0(inner, self.lam0)
 
+    def restrict_to(self, blocks, columns):
+        """GroupL0 on the inner penalty restricted to a sub-design (the inner
+        penalty's ``restrict_to``, e.g. a :class:`SignConstrained`'s bounds
+        sliced to ``columns``); itself if the inner penalty has none."""
+        to = getattr(self.inner, "restrict_to", None)
+        return self if to is None else GroupL0(to(blocks, columns), self.lam0)
+
     def lam0_max_of(self, grad, curvature, *, columns=None, block=0):
         """The smallest lam0 at which no block leaves zero (the lam0 path's
         start): the largest decrease a block update achieves from w = 0."""

@@ -316,8 +316,10 @@ cdef inline double _clip_left(DPState* s, double level, double floor, double cei
                 xc = floor
                 break
         at_ceil = False
-        if ceil < INFINITY and t >= ceil:
-            # no knot is absorbed at or beyond the ceiling
+        if ceil < INFINITY and t > ceil:
+            # no knot beyond the ceiling is absorbed (one at it is, as
+            # usual: the knots at one position must be taken together, or
+            # a partial jump may cross the level where the whole does not)
             if source == 0:
                 a = s.right_a   # the exact tail (see source == 0 below)
                 b = s.right_b
@@ -434,7 +436,7 @@ cdef inline double _clip_right(DPState* s, double level, double floor, double ce
                 xc = ceil
                 break
         at_floor = False
-        if floor > -INFINITY and t <= floor:
+        if floor > -INFINITY and t < floor:
             if source == 0:
                 a = s.left_a
                 b = s.left_b
