@@ -512,6 +512,11 @@ def test_what_does_not_take_confirmatory_terms_says_so(fitted):
 
     with pytest.raises(ValueError, match="confirmatory terms"):
         risk_card(clf, Xb, yb)
+    from firecy.rules import rules_python, rules_sql
+
+    for export in (rules_python, rules_sql):
+        with pytest.raises(NotImplementedError, match="do not export them yet"):
+            export(fire)
 
 
 def test_a_category_column_takes_a_rule_not_a_slope():
