@@ -768,3 +768,51 @@ def test_multinomial_absent_class_restricts_the_bounds():
     lse = np.logaddexp(eta[:, 0], eta[:, 1])
     f = np.mean(lse - eta[np.arange(keep.sum()), y[keep]]) + 0.01 * np.abs(w).sum()
     assert f <= ref * (1 + 1e-6) + 1e-9
+
+
+def test_newton_candidates_stop_at_zero_under_bounds():
+    """The Newton steps' candidate points (halved steps, line search) keep
+    each support weight's sign under a sign-bounded penalty: a weight that
+    would cross zero stops there (without bounds it crosses)."""
+    from firecy.solver._newton import _value_at
+
+    class Engine:
+        def __init__(self, bounded):
+            self.sign_bounds = bounded
+            self.coef = np.array([1.0, -2.0, 3.0])
+            self.intercept = 0.0
+
+        def refresh_value(self):
+            return 0.0
+
+    model = {"h_wb": None, "h_bb": 0.0, "vector_b": False}
+    support = np.array([0, 1, 2])
+    w_old = np.array([1.0, -2.0, 3.0])
+    cand = np.array([-0.5, 1.0, 2.0])
+    for bounded, expected in ((True, [0.0, 0.0, 2.0]), (False, [-0.5, 1.0, 2.0])):
+        engine = Engine(bounded)
+        _value_at(engine, model, support, w_old, 0.0, cand)
+        assert engine.coef.tolist() == expected
+
+
+def test_project_and_unpenalised_blocks():
+    pen = SignConstrained(Unpenalised(), [0.0, -INF, 0.0], [INF, 0.0, 0.0])
+    x = pen.project([-1.0, 2.0, 3.0])
+    assert x.tolist() == [0.0, 0.0, 0.0] and not np.any(np.signbit(x))
+    assert pen.project([1.0, -2.0, -0.0]).tolist() == [1.0, -2.0, 0.0]
+    with pytest.raises(ValueError, match="shape"):
+        pen.project([1.0])
+    assert pen.unpenalised_blocks([0, 1, 3]).tolist() == [0, 1]
+    assert SignConstrained(L1(1.0), [0.0], [INF]).unpenalised_blocks([0, 1]).size == 0
+
+
+def test_fire_path_with_unpenalised_bounded_blocks():
+    """fire_path's unpenalised start (a sub-design of the free blocks) with
+    SignConstrained(Unpenalised): restricted bounds, feasible top."""
+    M, y, ptr, beta = tree_design(17)
+    lower, upper = wrong_sign_bounds(beta)
+    pen = SignConstrained(Unpenalised(), lower, upper)
+    path = fire_path(M, y, pen, block_ptr=ptr, lambdas=[1.0], tol=1e-10)
+    assert_feasible(path.coefs[0], lower, upper)
+    ref = cvxpy_solve(M, y, "quadratic", 0.0, lower, upper)
+    assert abs(path.objectives[0] - ref) <= 1e-6 * abs(ref)

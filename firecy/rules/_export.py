@@ -69,6 +69,11 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
     """The rules to export (see :func:`rules_python`)."""
     est = model if is_estimator(model) else None
     coef_given = coef
+    if est is not None and coef is None and getattr(est, "confirmatory_", None) is not None:
+        # an export without them would predict something else than the model
+        raise NotImplementedError(
+            "the model has confirmatory terms (confirmatory=): rules_python and rules_sql "
+            "do not export them yet; use rules_json, whose rows hold them")
     linear = _linear_terms(est) if est is not None and coef is None else []
     ensemble, coef, intercept, est_names = unpack(model, coef, intercept)
     if feature_names is None:
