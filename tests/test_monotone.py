@@ -350,7 +350,8 @@ def _booster_fit(library):
                                   monotone_constraints=[1, 0, -1, 0])
     elif library == "catboost":
         cb = pytest.importorskip("catboost")
-        model = cb.CatBoostRegressor(iterations=20, depth=3, verbose=0, random_seed=0, allow_writing_files=False,
+        model = cb.CatBoostRegressor(iterations=20, depth=3, verbose=0, random_seed=0,
+                                     allow_writing_files=False,
                                      monotone_constraints=[1, 0, -1, 0])
     else:
         model = HistGradientBoostingRegressor(max_iter=20, monotonic_cst=[1, 0, -1, 0])
