@@ -470,3 +470,27 @@ def test_monotone_with_confirmatory_terms():
     assert np.all(np.asarray(fire.confirmatory_coef_) >= 0)
     back = pickle.loads(pickle.dumps(fire))
     np.testing.assert_array_equal(back.predict(X), fire.predict(X))
+
+
+def test_confirmatory_terms_on_a_monotone_feature_follow_the_constraint():
+    """A confirmatory term the user demands on a constrained feature takes the
+    constraint's sign: the data rise in x2 (constrained to fall), so the
+    unconstrained confirmatory rule ``x2 > 0.5`` takes a positive weight
+    (asserted, so the test can fail) and the constrained one none."""
+    free, X = _fit("regression", monotone={}, confirmatory=["x2 > 0.5", "x2"])
+    assert np.asarray(free.confirmatory_coef_).ravel()[0] > 0.2
+    fire, X = _fit("regression", monotone=MONO, confirmatory=["x2 > 0.5", "x2"])
+    assert np.all(np.asarray(fire.confirmatory_coef_) <= 0)
+    assert fire.confirmatory_.signs.tolist() == [-1, -1]
+    assert _check_monotone(fire, X, MONO) >= -1e-12
+
+
+@pytest.mark.parametrize("confirmatory, message", [
+    (["0.4 < x0 <= 0.6"], "bounds the monotone feature 'x0' on both sides"),
+    (["x0 > 0.5 and x2 > 0.5"], "ask for opposite signs"),
+    ({"x2 > 0.5": 1}, r"given the sign \+1, but monotone asks for -1"),
+    ({"x0": -1}, r"given the sign -1, but monotone asks for \+1"),
+])
+def test_confirmatory_terms_that_cannot_be_monotone_are_refused(confirmatory, message):
+    with pytest.raises(ValueError, match=message):
+        _fit("regression", monotone=MONO, confirmatory=confirmatory)

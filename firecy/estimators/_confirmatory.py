@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["ConfirmatoryTerms", "check_confirmatory", "add_confirmatory_terms",
+           "follow_monotone",
            "with_confirmatory_penalty", "confirmatory_fitter", "split_confirmatory",
            "confirmatory_part", "n_fixed_columns"]
 
@@ -263,6 +264,53 @@ def add_confirmatory_terms(est, fit, rules, data):
     fit.confirmatory = conf
     fit.n_confirmatory_columns = m * K
     return conf
+
+
+def follow_monotone(fit, constraints, names):
+    """Step 3d: a confirmatory term on a constrained feature takes the sign the
+    constraint asks of it, as a selected term does (``_monotone``): a linear
+    term the feature's sign (``monotone``, else ``linear_sign``); a rule that
+    bounds a monotone feature only from below the constraint's sign, only
+    from above the opposite one. A rule that bounds a monotone feature on
+    both sides (or by a set of values), two monotone features asking for
+    opposite signs, or a sign given against the constraint, is a ValueError:
+    no weight of that term keeps the model monotone, and the term is one the
+    user demands, so it is not dropped silently."""
+    conf = getattr(fit, "confirmatory", None)
+    if conf is None or constraints is None:
+        return
+    mono = np.asarray(constraints.monotone)
+    lin = np.asarray(constraints.linear_sign)
+    for q, kind in enumerate(conf.kinds):
+        text = conf.texts[q]
+        if kind == "linear":
+            f = int(conf.features[q][0])
+            need, why = int(lin[f]), ("monotone" if mono[f] else "linear_sign")
+        else:
+            sides = {}
+            for c in conf.parsed[q]:
+                if mono[int(c.feature)]:
+                    side = 1 if c.op in (">", ">=") else -1 if c.op in ("<", "<=") else 0
+                    sides.setdefault(int(c.feature), set()).add(side)
+            needs = set()
+            for f, side in sides.items():
+                if len(side) != 1 or 0 in side:
+                    raise ValueError(
+                        f"confirmatory rule {text!r} bounds the monotone feature "
+                        f"{names[f]!r} on both sides (or by a set of values): no weight "
+                        "keeps the model monotone in it; give a rule with only lower or "
+                        "only upper bounds on it")
+                needs.add(side.pop() * int(mono[f]))
+            if len(needs) > 1:
+                raise ValueError(f"confirmatory rule {text!r}: its monotone features ask "
+                                 "for opposite signs of its weight")
+            need, why = (needs.pop() if needs else 0), "monotone"
+        if not need:
+            continue
+        if conf.signs[q] == -need:
+            raise ValueError(f"confirmatory term {text!r} was given the sign "
+                             f"{int(conf.signs[q]):+d}, but {why} asks for {need:+d}")
+        conf.signs[q] = need
 
 
 def _columns(X, features):

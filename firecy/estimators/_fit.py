@@ -164,6 +164,9 @@ def fit_rule_model(est, data, task, progress=None):
     confirm.add_confirmatory_terms(est, fit, rules, data)
     constraints = resolve_constraints(constraints, unwrap(model), rules.ensemble, data)
     fit.signs = sign_bounds(constraints, rules.ensemble, fit.leaf_values, fit.linear)
+    # a confirmatory term on a constrained feature takes the constraint's sign
+    confirm.follow_monotone(fit, constraints, data.feature_names
+                            or [str(n) for n in rules.ensemble.feature_names])
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
     pool, empty_pool = None, False
