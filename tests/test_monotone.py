@@ -494,3 +494,43 @@ def test_confirmatory_terms_on_a_monotone_feature_follow_the_constraint():
 def test_confirmatory_terms_that_cannot_be_monotone_are_refused(confirmatory, message):
     with pytest.raises(ValueError, match=message):
         _fit("regression", monotone=MONO, confirmatory=confirmatory)
+
+
+def test_command_line_monotone(tmp_path, capsys):
+    """``firecy extract --monotone x0=+1 --monotone x2=-1``: the JSON's rules
+    are one-sided in those columns with the asked signs, and the printed
+    output names the constraints; a bad form is one clear line."""
+    pytest.importorskip("pandas")
+    import json
+
+    from firecy.cli import main
+
+    X, f, rng = _data(n=400, missing=False)
+    y = _target("regression", f, rng)
+    path = tmp_path / "data.csv"
+    with open(path, "w") as fh:
+        fh.write(",".join(NAMES) + ",y\n")
+        for row, t in zip(X, y):
+            fh.write(",".join(repr(float(v)) for v in row) + f",{float(t)!r}\n")
+    out = tmp_path / "rules.json"
+    args = ["extract", str(path), "--target", "y", "--n-trees", "40", "--n-lambdas", "15",
+            "--n-jobs", "1", "--no-progress", "--seed", "0", "--no-linear-terms",
+            "--output", str(out)]
+    assert main(args + ["--monotone", "x0=+1", "--monotone", "x2=-1"]) == 0
+    printed = capsys.readouterr().out
+    assert "monotone: x0 (+), x2 (-)" in printed
+    doc = json.loads(out.read_text())
+    from firecy.rules import parse_rule
+
+    rules = [r for r in doc["rules"] if r.get("kind", "rule") == "rule"]
+    assert rules
+    checked = 0
+    for r in rules:
+        for c in parse_rule(r["rule"], NAMES):
+            if NAMES[c.feature] in MONO:
+                sign = MONO[NAMES[c.feature]] * (1 if c.op in (">", ">=") else -1)
+                assert sign * r["contribution"] >= 0, r
+                checked += 1
+    assert checked
+    assert main(args + ["--monotone", "x0=up"]) != 0
+    assert "--monotone 'x0=up'" in capsys.readouterr().err

@@ -65,6 +65,8 @@ def _make_fire(model, args, penalty, fusion):
         params["linear_terms"] = args.linear_terms
     if getattr(args, "confirmatory", None):
         params["confirmatory"] = list(args.confirmatory)
+    if getattr(args, "monotone", None):
+        params["monotone"] = monotone_option(args.monotone)
     if getattr(args, "stable", False):
         # a stable fit grows its own forest of depth-2 trees (the job's random
         # forest stays the comparison's); a boosted model is read as given
@@ -265,3 +267,17 @@ def _xgboost_codes(y, quiet):
            + ", ".join(f"{k} = {display_value(lab)}" for k, lab in enumerate(labels.tolist())),
            quiet)
     return codes
+
+
+def monotone_option(items):
+    """``--monotone income=-1 --monotone age=+1`` as ``{"income": -1, "age": 1}``
+    (the column name is everything before the last ``=``)."""
+    out = {}
+    for item in items:
+        name, sep, sign = str(item).rpartition("=")
+        if not sep or not name or sign.strip() not in ("1", "+1", "-1"):
+            raise CLIError(f"--monotone {item!r}: give COLUMN=+1 (non-decreasing) or "
+                             "COLUMN=-1 (non-increasing)")
+        out[name] = int(sign.strip())
+    return out
+

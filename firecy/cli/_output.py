@@ -65,6 +65,9 @@ def print_rules(res, args, names, table=True):
                        feature_names=names, X=res["X_tr"], intercept_note=note))
     if linear:
         print(linear_terms_note(fire, names))
+    constraints = fire.model_.constraints_text()
+    if constraints:
+        print(f"({constraints}: every rule and slope on those columns has that direction)")
     if n_short:
         print(f"({n_short} threshold(s) printed short, e.g. 27.6 for "
               "27.600000000000005: each selects the same rows as the model's exact "

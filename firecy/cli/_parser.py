@@ -136,6 +136,11 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "name (a linear term) or a rule as firecy prints rules, e.g. "
                         "--confirmatory age --confirmatory 'bmi > 30 and bp > 100'; "
                         "repeat for more")
+    g.add_argument("--monotone", action="append", default=None, metavar="COLUMN=SIGN",
+                   help="the model must not fall (+1) or not rise (-1) in a column, "
+                        "exactly (monotone=; docs/monotone.rst), e.g. --monotone "
+                        "income=-1 --monotone age=+1; repeat for more. A model with its "
+                        "own monotone constraints passes them on unless this is given")
     g.add_argument("--stable", action="store_true",
                    help="a rule set that random halves of the data agree on (stable=True: "
                         "rules of one or two conditions, the most "
