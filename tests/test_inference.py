@@ -175,8 +175,8 @@ def test_bad_input_gets_a_clear_message():
     y3 = np.array(["a", "b", "c"])[np.argmax(X, axis=1)]
     multi = FIREClassifier(DecisionTreeClassifier(max_depth=2, random_state=0), max_rules=2,
                            cv=3, linear_terms=False, random_state=0).fit(X[:200], y3[:200])
-    with pytest.raises(ValueError, match="3 classes"):
-        multi.inference(X[200:], y3[200:])
+    with pytest.raises(ValueError, match=r"no row of the classes \['c'\]"):
+        multi.inference(X[200:][y3[200:] != "c"], y3[200:][y3[200:] != "c"])
 
 
 def test_intervals_are_never_nan_and_cover_a_true_rule_weight():
@@ -249,3 +249,130 @@ def test_the_account_and_the_report_carry_the_intervals():
     assert "interval (held out)" in page
     first = fire.model_.terms[0]
     assert f"[{first.interval[0]:.4g}, {first.interval[1]:.4g}]" in page
+
+
+def _three_classes(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    score = np.column_stack([np.zeros(n), 1.0 * (X[:, 0] > 0) + 0.5 * X[:, 1],
+                             -1.0 * (X[:, 2] > 0.5)])
+    p = np.exp(score)
+    p /= p.sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    return X, np.array(["a", "b", "c"])[y]
+
+
+def _numerical_information(nll, theta, h=1e-5):
+    """The Hessian of ``nll`` at ``theta`` by central differences."""
+    p = theta.size
+    H = np.empty((p, p))
+    for a in range(p):
+        for b in range(p):
+            e_a, e_b = np.eye(p)[a] * h, np.eye(p)[b] * h
+            H[a, b] = (nll(theta + e_a + e_b) - nll(theta + e_a - e_b)
+                       - nll(theta - e_a + e_b) + nll(theta - e_a - e_b)) / (4 * h * h)
+    return H
+
+
+def test_multinomial_refit_is_the_maximum_likelihood_fit_with_its_wald_interval():
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    X, y = _three_classes()
+    fire = FIREClassifier(DecisionTreeClassifier(max_depth=2, random_state=0), max_rules=4,
+                          cv=3, random_state=0).fit(X[:600], y[:600])
+    table = fire.inference(X[600:], y[600:], as_frame=False)
+    design = fire.inference_design_(X[600:])
+    assert len(table) >= 2 and len({r["class"] for r in table}) >= 2
+    assert [r["class"] for r in table] == [design.labels[k] for k in design.outputs]
+    # an independent fit: every class its own intercept (class a's fixed at 0)
+    # and its own terms, the softmax log-likelihood minimised by BFGS
+    codes = np.searchsorted(["a", "b", "c"], y[600:])
+    Z, owner = design.Z, np.asarray(design.outputs)
+
+    def nll(theta):
+        eta = design.offset.copy()
+        eta[:, 1:] += theta[:2]
+        for q in range(Z.shape[1]):
+            eta[:, owner[q]] += theta[2 + q] * Z[:, q]
+        return float(np.sum(logsumexp(eta, axis=1) - eta[np.arange(len(codes)), codes]))
+
+    ref = minimize(nll, np.zeros(2 + Z.shape[1]), method="BFGS", options={"gtol": 1e-9})
+    np.testing.assert_allclose([r["estimate"] for r in table], ref.x[2:], rtol=1e-4,
+                               atol=1e-5)
+    se = np.sqrt(np.diag(np.linalg.inv(_numerical_information(nll, ref.x))))[2:]
+    np.testing.assert_allclose([r["std_error"] for r in table], se, rtol=1e-3)
+    z = stats.norm.ppf(0.975)
+    np.testing.assert_allclose([r["upper"] for r in table],
+                               [r["estimate"] + z * r["std_error"] for r in table])
+    frame = fire.inference(X[600:], y[600:], as_frame=True)
+    assert list(frame.columns[:2]) == ["term", "class"]
+    # shown beside each class's weights
+    text = fire.summary()
+    for r in table:
+        assert f"[{r['lower']:.4g}, {r['upper']:.4g}]" in text
+
+
+def test_cox_refit_is_the_partial_likelihood_fit_with_its_wald_interval():
+    from firecy import FIRESurvivalRegressor
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    n = 800
+    X = rng.normal(size=(n, 3))
+    hazard = np.exp(0.8 * (X[:, 0] > 0) + 0.5 * X[:, 1])
+    time = np.round(rng.exponential(1 / hazard), 1) + 0.1     # tied times
+    censor = rng.exponential(2.0, size=n)
+    event = (time <= censor).astype(float)
+    time = np.minimum(time, censor)
+    Y = np.column_stack([event, time])
+    w = rng.uniform(0.5, 2.0, size=n // 2)
+    fire = FIRESurvivalRegressor(DecisionTreeRegressor(max_depth=2, random_state=0),
+                                 max_rules=3, cv=3, random_state=0).fit(X[:400], Y[:400])
+    table = fire.inference(X[400:], Y[400:], sample_weight=w, as_frame=False)
+    assert len(table) >= 2
+    Z = fire.inference_design_(X[400:]).Z
+    d, t = event[400:], time[400:]
+
+    def nll(beta):
+        # Breslow: every event's risk set is every row still at risk at its time
+        eta = Z @ beta
+        total = 0.0
+        for i in np.flatnonzero(d > 0):
+            risk = t >= t[i]
+            total -= w[i] * (eta[i] - np.log(np.sum(w[risk] * np.exp(eta[risk]))))
+        return total
+
+    ref = minimize(nll, np.zeros(Z.shape[1]), method="BFGS", options={"gtol": 1e-9})
+    np.testing.assert_allclose([r["estimate"] for r in table], ref.x, rtol=1e-4, atol=1e-5)
+    se = np.sqrt(np.diag(np.linalg.inv(_numerical_information(nll, ref.x))))
+    np.testing.assert_allclose([r["std_error"] for r in table], se, rtol=1e-3)
+    with pytest.raises(ValueError, match="no event"):
+        fire.inference(X[400:], np.column_stack([np.zeros(400), time[400:]]))
+
+
+def test_the_explanation_picture_draws_each_terms_interval():
+    pytest.importorskip("matplotlib")
+    from firecy.plotting import plot_explanation
+
+    X, y = _data()
+    fire = FIRERegressor(DecisionTreeRegressor(max_depth=3, random_state=0), max_rules=4,
+                         cv=3, random_state=0).fit(X[:200], y[:200])
+    before = plot_explanation(fire, X[0])
+    assert not [ln for ln in before.axes[0].lines if ln.get_gid() == "firecy-interval"]
+    fire.inference(X[200:], y[200:])
+    fig = plot_explanation(fire, X[0], max_terms=50)
+    whiskers = [ln for ln in fig.axes[0].lines if ln.get_gid() == "firecy-interval"]
+    records = [r for r in fire.explain(X[:1], as_frame=False)
+               if r["kind"] in ("rule", "linear") and r["contribution"] != 0]
+    assert len(whiskers) == len(records) >= 2
+    by_name = {r["term"]: r for r in fire.inference_}
+    total = sum(r["contribution"] for r in fire.explain(X[:1], as_frame=False)
+                if r["kind"] in ("intercept", "baseline"))
+    for line, rec in zip(whiskers, records):
+        lo, hi = by_name[rec["term"]]["lower"], by_name[rec["term"]]["upper"]
+        if rec["kind"] == "linear":
+            lo, hi = sorted((lo * rec["value"], hi * rec["value"]))
+        np.testing.assert_allclose(sorted(line.get_xdata()), [total + lo, total + hi])
+        total += rec["contribution"]
+    assert "whiskers: 95% intervals" in fig._suptitle.get_text()

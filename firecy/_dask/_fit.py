@@ -109,6 +109,10 @@ def _check_supported(est):
         raise TypeError(
             f"{type(est).__name__}.fit does not take Dask collections; FIRERegressor and "
             "FIREClassifier do (compute the data first, e.g. X.compute())")
+    if getattr(est, "confirmatory", None):
+        raise NotImplementedError(
+            "confirmatory= is not available for Dask collections yet: compute the data "
+            "first (e.g. X.compute())")
 
 
 # -- per-partition tasks ---------------------------------------------------------

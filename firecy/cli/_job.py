@@ -63,6 +63,8 @@ def _make_fire(model, args, penalty, fusion):
         params["rule_values"] = args.rule_values
     if getattr(args, "linear_terms", None) is not None:
         params["linear_terms"] = args.linear_terms
+    if getattr(args, "confirmatory", None):
+        params["confirmatory"] = list(args.confirmatory)
     if getattr(args, "stable", False):
         # a stable fit grows its own forest of depth-2 trees (the job's random
         # forest stays the comparison's); a boosted model is read as given

@@ -130,6 +130,12 @@ def _add_common(p, *, n_trees=500, max_depth=3):
                         "(clipped at its 2.5%%/97.5%% quantiles; a kept term counts "
                         "against --max-rules); --no-linear-terms: rules only; default: "
                         "the estimators' default")
+    g.add_argument("--confirmatory", action="append", default=None, metavar="TERM",
+                   help="a term every fit keeps, unpenalised and not counted against "
+                        "--max-rules (confirmatory=; docs/confirmatory.rst): a column's "
+                        "name (a linear term) or a rule as firecy prints rules, e.g. "
+                        "--confirmatory age --confirmatory 'bmi > 30 and bp > 100'; "
+                        "repeat for more")
     g.add_argument("--stable", action="store_true",
                    help="a rule set that random halves of the data agree on (stable=True: "
                         "rules of one or two conditions, the most "

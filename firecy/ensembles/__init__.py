@@ -16,6 +16,7 @@ extras.
 from firecy.ensembles._base import RuleEnsemble
 from firecy.ensembles._condition import Condition
 from firecy.ensembles._memory import EnsembleTooLargeError, memory_budget
+from firecy.ensembles._monotone import model_monotone_constraints
 
 # shared with firecy's other packages (not public API: see __all__)
 from firecy.ensembles._condition import LIGHTGBM_ZERO_THRESHOLD  # noqa: F401
@@ -36,6 +37,7 @@ from firecy.ensembles._depth import (  # noqa: F401
 )
 from firecy.ensembles._dispatch import names_seen_by  # noqa: F401
 from firecy.ensembles._equal_rules import equal_rule_groups  # noqa: F401
+from firecy.ensembles._monotone import parse_monotone_list  # noqa: F401
 from firecy.ensembles._memory import _gb, check_memory  # noqa: F401
 from firecy.ensembles._simplify import CATEGORICAL, simplify_conditions  # noqa: F401
 from firecy.ensembles._threshold_text import short_threshold  # noqa: F401
@@ -123,4 +125,4 @@ def rule_ensemble_from_model(model, feature_names=None, *, X=None) -> RuleEnsemb
 
 
 __all__ = ["RuleEnsemble", "Condition", "EnsembleTooLargeError", "memory_budget",
-           "rule_ensemble_from_model"]
+           "model_monotone_constraints", "rule_ensemble_from_model"]

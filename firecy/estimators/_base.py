@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from firecy.estimators._confirmatory import confirmatory_part
 from firecy.estimators._data import allows_nan, validate_predict_data
 from firecy.estimators._explain import ExplainMixin
 from firecy.estimators._inference import InferenceMixin
@@ -72,7 +73,8 @@ class FIREEstimatorBase(StabilityMixin, InferenceMixin, RuleFeaturesMixin, Expla
         linear = self._linear_part(Xm)
         if raw.ndim == 1 and np.ndim(linear) == 2:
             linear = linear[:, 0]
-        return raw + self.intercept_ + linear
+        # the confirmatory terms (confirmatory=): unpenalised, kept at every lambda
+        return raw + self.intercept_ + linear + confirmatory_part(self, Xm)
 
     def _linear_part(self, Xm):
         """Per output, the kept linear terms' sum on the rows of ``Xm``

@@ -114,6 +114,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         term counts against ``max_rules``. ``False``: rules only, which
         :func:`~firecy.risk.risk_card` needs (it refuses a linear term).
 {stable}
+{confirmatory}
     n_lambdas : int, default=50
     eps : float, default=1e-3
     selection : {"cv", "validation", "budget"}, default="cv"
@@ -187,6 +188,9 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         model with one output, one per class otherwise.
     linear_terms_, n_terms_
         As in :class:`~firecy.FIRERegressor`.
+    confirmatory_, confirmatory_coef_
+        As for :class:`~firecy.FIRERegressor` (one weight per class and term
+        for a multi-class model).
     linear_coef_ : ndarray of shape (n_linear_terms,) or (n_classes, n_linear_terms)
         The effect of each linear term per unit of its feature on the
         margin: the log-odds of ``classes_[1]`` for one output, each class's
@@ -254,6 +258,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         rule_values="auto",
         linear_terms=True,
         stable=False,
+        confirmatory=None,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -280,6 +285,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.rule_values = rule_values
         self.linear_terms = linear_terms
         self.stable = stable
+        self.confirmatory = confirmatory
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection
@@ -439,3 +445,5 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
 
 
 FIREClassifier.__doc__ = FIREClassifier.__doc__.replace("{stable}\n", parameter_entry("stable"))
+FIREClassifier.__doc__ = FIREClassifier.__doc__.replace("{confirmatory}\n",
+                                                        parameter_entry("confirmatory"))

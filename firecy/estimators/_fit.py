@@ -32,6 +32,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from firecy.estimators import _confirmatory as confirm
 from firecy.estimators._data import model_input
 from firecy.estimators._diagnostics import check_model_matches_data
 from firecy.estimators._fit_design import FitDesign
@@ -139,6 +140,8 @@ def fit_rule_model(est, data, task, progress=None):
     Returns ``est``, fitted.
     """
     check_params(est)
+    # confirmatory='s form, before any model is fitted (its terms are read at step 3c)
+    confirm.check_confirmatory(getattr(est, "confirmatory", None))
     grid = penalty_grid(est)
     model, model_names = fitted_model(est, data, task)
     data = relative_weights(data)
@@ -153,6 +156,8 @@ def fit_rule_model(est, data, task, progress=None):
     fit.linear_penalty = options.linear_penalty
     if getattr(est, "linear_terms", False):
         add_linear_terms(fit, rules, data)
+    # confirmatory terms: unpenalised columns after the linear terms' (_confirmatory)
+    confirm.add_confirmatory_terms(est, fit, rules, data)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
     pool, empty_pool = None, False
@@ -161,7 +166,8 @@ def fit_rule_model(est, data, task, progress=None):
         # SIRUS's pool (the most frequent distinct rules), FIRE's selection in it
         from firecy.estimators._stable import keeps_pool_rules, stable_pool
 
-        keep = keeps_pool_rules(fit.extra, _rules_fitter(task, rules), task.loss,
+        keep = keeps_pool_rules(confirm.penalised_extra(fit), _rules_fitter(task, rules),
+                                task.loss,
                                 options.keep_pool_losses)
         # "auto": 10 rules for a stable fit that keeps its pool
         budget = rule_budget(est, kept_pool=keep is not None)
@@ -365,6 +371,7 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
         est.stable_columns_ = columns
         est._rule_stability = np.full(n_cols, np.nan)
         est._rule_stability[columns] = frequency
+    coef, est.confirmatory_coef_ = confirm.split_confirmatory(coef, fit)
     rule_coef, est.linear_coef_ = split_coef(coef, n_cols, fit.linear, rules.ensemble.n_outputs)
     # a rule kept twice (equal leaves of two trees) is stated once
     est.coef_ = merge_equal_rules(rules.ensemble, np.array(rule_coef, dtype=np.float64))
@@ -376,13 +383,15 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
     est.warm_lambdas_ = np.asarray(path.lambdas)[path.warm_start_chain(k_best)]
     est.n_rules_ = int(np.count_nonzero(est.coef_))
     est.n_terms_ = est.n_rules_ + int(np.count_nonzero(est.linear_coef_))
+    confirm.set_confirmatory(est, fit)
     est.n_iter_ = int(path.n_iter[k_best])
     est.validation_error_ = float(path.validation_error[k_best])
     pen = copy.deepcopy(grid[g_best][1])
     if fit.extra is not None:
         n_blocks = fit.n_rule_blocks if pool is None else len(pool[0])
-        pen = with_linear_penalty(pen if source is None else source.rule_penalty(pen),
-                                  grid[g_best][0], n_blocks, fit.linear_penalty)
+        pen = confirm.with_confirmatory_penalty(fit, with_linear_penalty(
+            pen if source is None else source.rule_penalty(pen), grid[g_best][0], n_blocks,
+            fit.linear_penalty))
     pen.lam = est.lambda_
     est.penalty_ = pen
     est.rule_depth_ = rules.cut.depth
@@ -429,11 +438,13 @@ def _with_linear_terms(scaled_grid, fitter, fit, source=None):
         return scaled_grid, fitter
     n_rule_blocks = fit.n_rule_blocks if source is None else source.n_rule_columns
     rule_penalty = (lambda pen: pen) if source is None else source.rule_penalty
-    scaled_grid = [(params, with_linear_penalty(rule_penalty(pen), params, n_rule_blocks,
-                                                fit.linear_penalty))
+    scaled_grid = [(params, confirm.with_confirmatory_penalty(fit, with_linear_penalty(
+                        rule_penalty(pen), params, n_rule_blocks, fit.linear_penalty)))
                    for params, pen in scaled_grid]
     extend = getattr(fitter, "with_extra_blocks", None)
-    return scaled_grid, (fitter if extend is None else extend(fit.extra_class))
+    fitter = fitter if extend is None else extend(fit.extra_class)
+    # the confirmatory columns are not counted against max_rules
+    return scaled_grid, confirm.confirmatory_fitter(fit, fitter)
 
 
 def _record_path_stability(est, grid, fit, data, task, rules, source, paths, best,

@@ -19,8 +19,10 @@ selection never saw (Cox 1975; Wasserman & Roeder 2009; R ``pre``'s advice):
 
 The refit is ordinary least squares for :class:`FIRERegressor` (classical
 or heteroscedasticity-robust HC1 standard errors, Student-t intervals), a
-logistic regression for a binary :class:`FIREClassifier` and a Poisson
-regression for :class:`FIREPoissonRegressor` (Wald intervals from the
+logistic regression for a binary :class:`FIREClassifier`, a multinomial one
+(each class its own intercept and terms) for a multi-class one, a Poisson
+regression for :class:`FIREPoissonRegressor` and the Cox partial likelihood
+(Breslow's ties) for :class:`FIRESurvivalRegressor` (Wald intervals from the
 observed information), each weighted by ``sample_weight``. A rule's column
 is its 0/1 indicator, so its estimate is on the scale of its contribution
 ("then +23"); a linear term's is ``clip(x, lower, upper) - center``, so its
@@ -56,8 +58,15 @@ class TermDesign:
         Each term's column (``rules_``'s ``column``).
     Z : ndarray of shape (n_samples, n_terms)
         A rule's 0/1 indicator, a linear term's ``clip(x, lower, upper) - center``.
-    offset : ndarray of shape (n_samples,)
-        The ensemble's baseline (0 for a forest).
+    offset : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        The ensemble's baseline (0 for a forest); one column per class of a
+        multi-class model.
+    outputs : list of int
+        The class (index among ``labels``) whose score each term adds to; all
+        0 for one raw score.
+    labels : list
+        What each raw score is the score of: ``[None]`` (a regressor, a
+        survival model), ``[classes_[1]]`` (binary), the classes (multi-class).
     """
 
     names: list
@@ -66,26 +75,31 @@ class TermDesign:
     columns: list
     Z: np.ndarray
     offset: np.ndarray
+    outputs: list = None
+    labels: list = None
 
 
 def term_design(est, X):
-    """The kept terms of a fitted single-output FIRE estimator on the rows of ``X``."""
+    """The kept terms of a fitted FIRE estimator on the rows of ``X``."""
     from firecy.estimators._model_terms import explained_labels, model_terms, term_texts
 
-    if len(explained_labels(est)) > 1:
-        raise ValueError("inference handles one raw score (a regressor, a binary "
-                         "classifier); a multi-class model has one per class: not supported")
+    labels = explained_labels(est)
     Xm = est._validate_predict_data(X)
     terms = model_terms(est, Xm)
     texts = term_texts(est, terms, X=Xm)
     keep = [k for k, kind in enumerate(terms.kind) if kind in ("rule", "linear")]
     base = [k for k, kind in enumerate(terms.kind) if kind == "baseline"]
-    Z = np.empty((terms.value.shape[0], len(keep)))
+    n = terms.value.shape[0]
+    Z = np.empty((n, len(keep)))
     for q, k in enumerate(keep):
         Z[:, q] = terms.fires[:, k] if terms.kind[k] == "rule" else terms.value[:, k]
-    offset = terms.value[:, base].sum(axis=1) if base else np.zeros(Z.shape[0])
+    offset = np.zeros((n, len(labels)))
+    for k in base:
+        offset[:, int(terms.output[k])] += terms.value[:, k]
     return TermDesign([terms.name[k] for k in keep], [terms.kind[k] for k in keep],
-                      [texts[k] for k in keep], [int(terms.column[k]) for k in keep], Z, offset)
+                      [texts[k] for k in keep], [int(terms.column[k]) for k in keep], Z,
+                      offset[:, 0] if len(labels) == 1 else offset,
+                      [int(terms.output[k]) for k in keep], labels)
 
 
 def _check_columns(design, w):
@@ -98,19 +112,26 @@ def _check_columns(design, w):
                 f"term {name} ({design.texts[q]}) is constant on the {int(rows.sum())} "
                 f"inference rows of positive weight: its weight cannot be estimated there "
                 f"(more rows, or a model whose rules hold on some of them)")
-    A = np.column_stack([np.ones(int(rows.sum())), design.Z[rows]])
-    rank = np.linalg.matrix_rank(A)
-    if rank < A.shape[1]:
-        # the terms in a null vector of the design: e.g. every leaf of one tree,
-        # which together hold on every row, as the intercept does
-        null = np.linalg.svd(A)[2][-1]
-        tied = [design.names[k - 1] for k in np.flatnonzero(np.abs(null) > 1e-8) if k > 0]
-        raise ValueError(
-            f"the terms {', '.join(tied)} and the intercept are linearly dependent on the "
-            f"inference rows (rank {rank} of {A.shape[1]}; e.g. every leaf of one tree, "
-            "which together hold on every row): their weights are not identified. Refit "
-            "the model with a larger lam or fewer terms (max_rules), so that it keeps no "
-            "such set")
+    outputs = np.asarray(design.outputs if design.outputs is not None
+                         else [0] * len(design.names), dtype=np.int64)
+    for k in np.unique(outputs):
+        # one score's terms beside its intercept (for the Cox loss, which has
+        # none, a combination of terms that is constant is not identified either)
+        own = np.flatnonzero(outputs == k)
+        A = np.column_stack([np.ones(int(rows.sum())), design.Z[rows][:, own]])
+        rank = np.linalg.matrix_rank(A)
+        if rank < A.shape[1]:
+            # the terms in a null vector of the design: e.g. every leaf of one
+            # tree, which together hold on every row, as the intercept does
+            null = np.linalg.svd(A)[2][-1]
+            tied = [design.names[own[q - 1]] for q in np.flatnonzero(np.abs(null) > 1e-8)
+                    if q > 0]
+            raise ValueError(
+                f"the terms {', '.join(tied)} and the intercept are linearly dependent on "
+                f"the inference rows (rank {rank} of {A.shape[1]}; e.g. every leaf of one "
+                "tree, which together hold on every row): their weights are not "
+                "identified. Refit the model with a larger lam or fewer terms (max_rules), "
+                "so that it keeps no such set")
 
 
 def _ols(A, y, w, robust):
@@ -165,6 +186,86 @@ def _glm(A, y, w, offset, loss, max_iter=100, tol=1e-10):
     return beta, np.linalg.inv(H), stats.norm()
 
 
+def _newton(loglik_parts, p, what, max_iter=100, tol=1e-10):
+    """Newton's method on a concave log-likelihood given as ``theta -> (gradient,
+    information)``; returns the estimate and the inverse information."""
+    theta = np.zeros(p)
+    for _ in range(max_iter):
+        grad, info = loglik_parts(theta)
+        try:
+            step = np.linalg.solve(info, grad)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"the {what} refit's information matrix is singular (a term "
+                             "that separates the classes?): no Wald interval") from None
+        theta = theta + step
+        if np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(theta))):
+            break
+    else:
+        warnings.warn(f"the {what} refit did not converge in {max_iter} Newton steps "
+                      "(a term that separates the classes?): its intervals are unreliable",
+                      stacklevel=5)
+    grad, info = loglik_parts(theta)
+    return theta, np.linalg.inv(info)
+
+
+def _multinomial(Z, outputs, n_classes, codes, w, offset):
+    """The multinomial logistic refit: each class's score is its intercept (class
+    0's is 0, the reference: softmax scores are defined up to a constant) plus
+    its own terms. Parameters: the K - 1 intercepts, then the terms."""
+    n, m = Z.shape
+    V = np.column_stack([np.ones((n, n_classes - 1)), Z])
+    owner = np.concatenate([np.arange(1, n_classes), outputs])
+    same = owner[:, None] == owner[None, :]
+    Y = (codes[:, None] == np.arange(n_classes)[None, :]).astype(np.float64)
+
+    def parts(theta):
+        eta = offset.copy()
+        for a in range(V.shape[1]):
+            eta[:, owner[a]] += theta[a] * V[:, a]
+        eta -= eta.max(axis=1, keepdims=True)
+        prob = np.exp(eta)
+        prob /= prob.sum(axis=1, keepdims=True)
+        Pa = prob[:, owner]
+        grad = ((Y[:, owner] - Pa) * V * w[:, None]).sum(axis=0)
+        WP = V * Pa * w[:, None]
+        info = (WP.T @ V) * same - WP.T @ (V * Pa)
+        return grad, info
+
+    theta, cov = _newton(parts, V.shape[1], "multinomial")
+    return theta[n_classes - 1:], cov[n_classes - 1:, n_classes - 1:]
+
+
+def _cox(Z, event, time, w, offset):
+    """The Cox partial-likelihood refit (Breslow's ties, weighted: R ``coxph``'s
+    ``ties="breslow"``); the log partial hazard has no intercept."""
+    n, m = Z.shape
+    if m * m * n > 5e8:
+        raise ValueError(f"{m} terms on {n} rows: the Cox refit's information needs "
+                         f"{m * m * n * 8 / 2**30:.1f} GiB; pass fewer rows")
+    order = np.argsort(time, kind="stable")
+    Zs, ds, ws, os_ = Z[order], (event * w)[order], w[order], offset[order]
+    _, first = np.unique(time[order], return_index=True)
+    # each row's risk set is every row at its time or later: reverse cumulative
+    # sums, read at the first row of its tied group
+    group = np.repeat(np.arange(first.size), np.diff(np.append(first, n)))
+
+    def rcum(a):
+        return np.cumsum(a[::-1], axis=0)[::-1][first][group]
+
+    def parts(beta):
+        eta = os_ + Zs @ beta
+        r = ws * np.exp(eta - eta.max())
+        S0 = rcum(r)
+        S1 = rcum(r[:, None] * Zs)
+        S2 = rcum(r[:, None, None] * Zs[:, :, None] * Zs[:, None, :])
+        Zbar = S1 / S0[:, None]
+        grad = (ds[:, None] * (Zs - Zbar)).sum(axis=0)
+        info = np.einsum("i,ijk->jk", ds, S2 / S0[:, None, None] - Zbar[:, :, None] * Zbar[:, None, :])
+        return grad, info
+
+    return _newton(parts, m, "Cox")
+
+
 def refit_intervals(design, y, sample_weight, loss, *, level=0.95, robust=False,
                     offset=None):
     """The unpenalised refit of the terms of ``design`` on its rows: one record per term.
@@ -172,10 +273,12 @@ def refit_intervals(design, y, sample_weight, loss, *, level=0.95, robust=False,
     Parameters
     ----------
     design : TermDesign
-    y : ndarray of shape (n_samples,)
-        The target (0/1 for the logistic loss, counts for Poisson).
+    y : ndarray of shape (n_samples,), or a pair of them
+        The target: 0/1 for the logistic loss, counts for Poisson, class codes
+        ``0 .. K-1`` (indices of ``design.labels``) for the multinomial loss,
+        ``(event, time)`` for the Cox loss.
     sample_weight : ndarray of shape (n_samples,)
-    loss : {"squared", "logistic", "poisson"}
+    loss : {"squared", "logistic", "poisson", "multinomial", "cox"}
     level : float
         The intervals' confidence level.
     robust : bool
@@ -187,26 +290,42 @@ def refit_intervals(design, y, sample_weight, loss, *, level=0.95, robust=False,
     Returns
     -------
     list of dict
-        ``term, kind, text, estimate, std_error, lower, upper, p_value``.
+        ``term, kind, text, estimate, std_error, lower, upper, p_value``, and
+        ``class`` for the multinomial loss.
     """
     w = np.asarray(sample_weight, dtype=np.float64)
     _check_columns(design, w)
-    A = np.column_stack([np.ones(design.Z.shape[0]), design.Z])
     base = design.offset + (0.0 if offset is None else offset)
-    if loss == "squared":
-        beta, cov, dist = _ols(A, np.asarray(y, dtype=np.float64) - base, w, robust)
+    m = design.Z.shape[1]
+    if loss == "multinomial":
+        beta, cov = _multinomial(design.Z, np.asarray(design.outputs), len(design.labels),
+                                 np.asarray(y), w, np.asarray(base, dtype=np.float64))
+        dist = stats.norm()
+    elif loss == "cox":
+        event, time = y
+        beta, cov = _cox(design.Z, np.asarray(event, dtype=np.float64),
+                         np.asarray(time, dtype=np.float64), w, np.asarray(base, np.float64))
+        dist = stats.norm()
     else:
-        beta, cov, dist = _glm(A, np.asarray(y, dtype=np.float64), w, base, loss)
+        A = np.column_stack([np.ones(design.Z.shape[0]), design.Z])
+        if loss == "squared":
+            beta, cov, dist = _ols(A, np.asarray(y, dtype=np.float64) - base, w, robust)
+        else:
+            beta, cov, dist = _glm(A, np.asarray(y, dtype=np.float64), w, base, loss)
+        beta, cov = beta[1:], cov[1:, 1:]
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     q = float(dist.ppf(0.5 + level / 2))
     out = []
-    for k in range(1, A.shape[1]):
+    for k in range(m):
         z = beta[k] / se[k] if se[k] > 0 else np.inf
-        out.append({"term": design.names[k - 1], "kind": design.kinds[k - 1],
-                    "text": design.texts[k - 1], "estimate": float(beta[k]),
-                    "std_error": float(se[k]), "lower": float(beta[k] - q * se[k]),
-                    "upper": float(beta[k] + q * se[k]),
-                    "p_value": float(2 * dist.sf(abs(z)))})
+        record = {"term": design.names[k], "kind": design.kinds[k],
+                  "text": design.texts[k], "estimate": float(beta[k]),
+                  "std_error": float(se[k]), "lower": float(beta[k] - q * se[k]),
+                  "upper": float(beta[k] + q * se[k]),
+                  "p_value": float(2 * dist.sf(abs(z)))}
+        if loss == "multinomial":
+            record["class"] = design.labels[design.outputs[k]]
+        out.append(record)
     return out
 
 
@@ -215,15 +334,14 @@ def _loss_of(est):
     if kind == "FIRERegressor":
         return "squared"
     if kind == "FIREClassifier":
-        if len(est.classes_) != 2:
-            raise ValueError("inference handles a binary classifier; this one has "
-                             f"{len(est.classes_)} classes: not supported")
-        return "logistic"
+        return "logistic" if len(est.classes_) == 2 else "multinomial"
     if kind == "FIREPoissonRegressor":
         return "poisson"
+    if kind == "FIRESurvivalRegressor":
+        return "cox"
     raise ValueError(f"inference is not available for {kind} (its loss has no refit here "
-                     "yet): FIRERegressor, a binary FIREClassifier and FIREPoissonRegressor "
-                     "have it")
+                     "yet): FIRERegressor, FIREClassifier, FIREPoissonRegressor and "
+                     "FIRESurvivalRegressor have it")
 
 
 class InferenceMixin:
@@ -246,6 +364,8 @@ class InferenceMixin:
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            The target; for :class:`FIRESurvivalRegressor`, the (event, time)
+            pairs its ``fit`` takes.
         level : float, default=0.95
             The confidence level of the intervals.
         method : {"holdout", "split", "naive"}, default="holdout"
@@ -267,7 +387,9 @@ class InferenceMixin:
         Returns
         -------
         pandas.DataFrame or list of dict
-            One row per kept term (named as :meth:`explain` names it):
+            One row per kept term (named as :meth:`explain` names it; for a
+            multi-class classifier one per kept (term, class), with a
+            ``class`` column):
             ``term``, ``kind``, ``text``, ``estimate`` (a rule: its effect where
             it holds; a linear term: its slope per unit), ``std_error``,
             ``lower``, ``upper``, ``p_value``. Also stored as ``inference_``,
@@ -297,6 +419,11 @@ class InferenceMixin:
         from firecy._validation import check_sample_weight
 
         check_is_fitted(self)
+        if getattr(self, "confirmatory_", None) is not None:
+            # the refit would leave the confirmatory terms out of the model it tests
+            raise NotImplementedError(
+                "inference of a model with confirmatory terms (confirmatory=) is not "
+                "available yet: refit without them for intervals")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if not 0.0 < float(level) < 1.0:
@@ -304,7 +431,7 @@ class InferenceMixin:
         loss = _loss_of(self)
         n = int(X.shape[0])
         y = np.asarray(y)
-        if y.shape[0] != n:
+        if y.ndim == 0 or y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]}")
         w = check_sample_weight(sample_weight, n)
         if not np.any(w > 0):
@@ -342,14 +469,27 @@ class InferenceMixin:
             model = clone(self).fit(_take(X, pick), y[pick], **fit_kw)
         Xr = _take(X, rows)
         target = y[rows]
-        if loss == "logistic":
+        if loss in ("logistic", "multinomial"):
             classes = model.classes_
             if not np.all(np.isin(target, classes)):
                 raise ValueError("y holds labels the classifier does not know")
-            target = (target == classes[1]).astype(np.float64)
-            if np.ptp(target[w[rows] > 0]) == 0:
-                raise ValueError("the inference rows hold one class only: no logistic "
+            codes = np.searchsorted(classes, target)
+            target = (codes == 1).astype(np.float64) if loss == "logistic" else codes
+            present = np.unique(codes[w[rows] > 0])
+            if present.size == 1:
+                raise ValueError(f"the inference rows hold one class only: no {loss} "
                                  "refit")
+            if present.size < len(classes):
+                missing = [c for q, c in enumerate(classes.tolist()) if q not in present]
+                raise ValueError(f"the inference rows hold no row of the classes {missing}: "
+                                 "their intercepts run to -infinity, no multinomial refit")
+        elif loss == "cox":
+            from firecy.datafits import check_survival_target
+
+            event, time = check_survival_target(target)
+            if not np.any(event[w[rows] > 0] > 0):
+                raise ValueError("the inference rows hold no event: no Cox refit")
+            target = (event, time)
         design = term_design(model, Xr)
         if not design.names:
             records = []
@@ -381,4 +521,7 @@ def _frame(records, as_frame):
         if as_frame:
             raise ImportError("inference(as_frame=True) needs pandas") from None
         return records
-    return pd.DataFrame(records, columns=INFERENCE_COLUMNS)
+    columns = list(INFERENCE_COLUMNS)
+    if records and "class" in records[0]:
+        columns.insert(1, "class")
+    return pd.DataFrame(records, columns=columns)

@@ -29,7 +29,8 @@ class Terms:
     Attributes
     ----------
     kind : list of str
-        "intercept", "baseline", "rule" or "linear".
+        "intercept", "baseline", "rule", "linear" or "confirmatory" (a
+        term of ``confirmatory=``: a rule's indicator or a linear term).
     name : list of str
         "intercept", "baseline", "rule_<column>" (as
         ``get_feature_names_out``), "linear_<feature index>".
@@ -166,6 +167,35 @@ def _linear_block(est, Xm, n_rows):
                 value=centered[:, t_idx], fires=np.ones((n_rows, t_idx.size), dtype=bool))
 
 
+def _confirmatory_block(est, Xm, n_rows):
+    """One term per (confirmatory term, output) of a fit with ``confirmatory=``
+    (kind "confirmatory"): its weight, and its value on the rows (a rule's
+    0/1 indicator, a linear term's ``clip(x) - center``)."""
+    conf = getattr(est, "confirmatory_", None)
+    if conf is None:
+        return None
+    w = np.asarray(est.confirmatory_coef_, dtype=np.float64)
+    w = w.reshape(1, -1) if w.ndim == 1 else w
+    K, m = w.shape
+    values = conf.values(Xm)
+    R = len(est.ensemble_.leaf_values)
+    n_lin = len(getattr(est, "linear_terms_", ()) or ())
+    q_idx = np.repeat(np.arange(m), K)
+    k_idx = np.tile(np.arange(K), m)
+    weight = w[k_idx, q_idx]
+    outputs = k_idx.astype(np.int64)
+    if _folded_binary(est):
+        weight = np.where(outputs == 1, weight, -weight)
+        outputs = np.zeros_like(outputs)
+    return dict(kind=["confirmatory"] * q_idx.size,
+                name=[f"confirmatory_{q}" for q in q_idx.tolist()], output=outputs,
+                column=(R + n_lin * K + q_idx * K + k_idx).astype(np.int64),
+                features=[tuple(conf.features[q]) for q in q_idx.tolist()], weight=weight,
+                value=values[:, q_idx],
+                fires=np.where(np.asarray([conf.kinds[q] == "rule" for q in q_idx])[None, :],
+                               values[:, q_idx] != 0, True))
+
+
 def model_terms(est, Xm):
     """Every additive term of ``est``'s raw prediction, on the rows of ``Xm``.
 
@@ -186,6 +216,9 @@ def model_terms(est, Xm):
     linear = _linear_block(est, Xm, n)
     if linear is not None:
         blocks.append(linear)
+    confirmatory = _confirmatory_block(est, Xm, n)
+    if confirmatory is not None:
+        blocks.append(confirmatory)
     return Terms(
         kind=[k for b in blocks for k in b["kind"]],
         name=[k for b in blocks for k in b["name"]],
@@ -221,9 +254,28 @@ def term_texts(est, terms, X=None, precision=None, names=None):
             t = (col - len(ens.leaf_values)) // slopes.shape[1]
             texts.append(term_text(names[int(lin.features[t])], w, lin.lower[t], lin.upper[t],
                                    lin.center[t], precision or 4))
+        elif kind == "confirmatory":
+            texts.append(_confirmatory_text(est, col, w, names, precision))
         else:
             texts.append({"intercept": "intercept", "baseline": "ensemble baseline"}[kind])
     return texts
+
+
+def _confirmatory_text(est, col, w, names, precision):
+    """A confirmatory term's text: the rule as given, or the linear term's
+    sentence, marked "(confirmatory)"."""
+    from firecy._escape import display_text
+
+    conf = est.confirmatory_
+    K = max(1, int(np.size(est.confirmatory_coef_)) // len(conf))
+    n_lin = len(getattr(est, "linear_terms_", ()) or ())
+    q = (col - len(est.ensemble_.leaf_values) - n_lin * K) // K
+    if conf.kinds[q] == "linear":
+        text = term_text(names[int(conf.features[q][0])], w, conf.lower[q], conf.upper[q],
+                         conf.center[q], precision or 4)
+    else:
+        text = display_text(conf.texts[q])
+    return text + " (confirmatory)"
 
 
 def _plain_value(v):

@@ -119,8 +119,10 @@ class _Multinomial:
         self.present = present
         self.labels = [(self.codes == k).astype(np.float64) for k in range(K)]
         self.designs = []
+        self.class_blocks = []
         for k in range(K):
             blocks = np.flatnonzero(block_class == k)
+            self.class_blocks.append(blocks)
             self.designs.append(design.subset_blocks(blocks) if blocks.size else (None, None))
         self.n_pos = int(np.count_nonzero(self.s > 0))
         self.n_rows = n
@@ -170,6 +172,15 @@ class _Multinomial:
         off = self.offset_of(eta, k)
         return float(absent_class_margin(self.n_pos) - np.average(off, weights=self.s))
 
+    def class_penalty(self, pen, k):
+        """``pen`` on class k's design (its columns renumbered): a penalty
+        with per-column data (SignConstrained's bounds) restricted to them,
+        built at each call (it shares the inner penalty, whose ``lam`` the
+        path sets); any other penalty as it is."""
+        if getattr(pen, "restrict_to", None) is None or self.designs[k][0] is None:
+            return pen
+        return pen.restrict_to(self.class_blocks[k], self.designs[k][1])
+
     def class_curvature(self, k):
         """The coordinate curvatures of class k's problem (MCP's scale)."""
         return self._problems[k][0].engine.curvature
@@ -200,8 +211,8 @@ class _Multinomial:
 
     def lambda_max(self, template, b):
         eta = self.margins(np.zeros(self.n_columns), b)
-        tops = [lambda_max(sub, self.labels[k], template, datafit="logistic",
-                           offset=self.offset_of(eta, k), sample_weight=self.s,
+        tops = [lambda_max(sub, self.labels[k], self.class_penalty(template, k),
+                           datafit="logistic", offset=self.offset_of(eta, k), sample_weight=self.s,
                            fit_intercept=self.fit_intercept)
                 for k, (sub, _) in enumerate(self.designs)
                 if sub is not None and self.present[k]]
@@ -233,7 +244,7 @@ class _Multinomial:
                     offset[:] = off
                     prob.engine.intercept = b[k]
                     wk = np.ascontiguousarray(w[cols], dtype=np.float64)
-                    res = prob.solve(pen, wk, tol, max_updates)
+                    res = prob.solve(self.class_penalty(pen, k), wk, tol, max_updates)
                     w[cols] = res.coef
                     b[k] = res.intercept
                     n_iter += res.n_iter
@@ -294,9 +305,10 @@ class _Multinomial:
             if sub is None or not np.any(w[cols]):
                 continue
             wk, ptr, curv = w[cols], sub.block_ptr, self.class_curvature(k)
+            pen_k = self.class_penalty(pen, k)
             for t in np.unique(np.searchsorted(ptr, np.flatnonzero(wk), side="right") - 1):
                 lo, hi = ptr[t], ptr[t + 1]
-                value += pen.value_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
+                value += pen_k.value_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
                                       block=int(t))
         return float(value)
 

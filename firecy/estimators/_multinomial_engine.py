@@ -31,7 +31,8 @@ from firecy.estimators._multinomial_cycles import multinomial_path as cycles_pat
 from firecy.estimators._multinomial_cycles import lambda_grid, path_result, record_point
 from firecy.estimators._multinomial_polish import row_logsumexp
 from firecy.solver import BlockDesign, SolveResult
-from firecy.solver import Problem, check_penalty, check_solver_params
+from firecy.solver import Problem, check_penalty, check_solver_params, unpenalised_start
+
 
 __all__ = ["multinomial_path", "stack_design"]
 
@@ -181,11 +182,15 @@ def multinomial_path(design, y, penalty, *, block_class, n_classes, sample_weigh
     with single_blas_thread():
         state = _StackedMultinomial(design, y, block_class, n_classes, sample_weight,
                                     fit_intercept)
-        restrict = getattr(penalty, "restrict_blocks", None)
-        if state.blocks is not None and restrict is not None:
-            # a penalty that tells blocks apart (BlockwisePenalty), on the
-            # present classes' blocks, renumbered
-            penalty = restrict(state.blocks)
+        if state.blocks is not None:
+            # a penalty that tells blocks apart (BlockwisePenalty) or columns
+            # (SignConstrained), on the present classes' blocks, renumbered
+            to = getattr(penalty, "restrict_to", None)
+            restrict = getattr(penalty, "restrict_blocks", None)
+            if to is not None:
+                penalty = to(state.blocks, state.cols)
+            elif restrict is not None:
+                penalty = restrict(state.blocks)
         return _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter,
                      progress, refine_path)
 
@@ -195,7 +200,15 @@ def _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter, pro
     problem = state.problem
     template = check_penalty(penalty)
     max_updates = check_solver_params(tol, max_iter, problem.design.n_blocks)
-    top = problem.lambda_max(template) if problem.design.n_blocks else 0.0
+    # blocks no lam penalises (confirmatory terms): the path starts where
+    # they are fitted, as fire_path's does
+    start = unpenalised_start(problem, template, tol, max_updates) \
+        if problem.design.n_blocks else None
+    w_top = None
+    if start is not None:
+        top, w_top = start
+    else:
+        top = problem.lambda_max(template) if problem.design.n_blocks else 0.0
     grid = lambda_grid(top, lambdas, n_lambdas, eps)
     pen = copy.deepcopy(template)
     w = np.zeros(problem.design.n_columns)
@@ -203,8 +216,9 @@ def _path(state, penalty, lambdas, n_lambdas, eps, max_rules, tol, max_iter, pro
     for i, lam in enumerate(grid):
         pen.lam = float(lam)
         if lam >= top:
-            # w = 0 is a solution by definition of the path's top
-            w[:] = 0.0
+            # w = 0 (or the unpenalised blocks' fit) is a solution by
+            # definition of the path's top
+            w[:] = 0.0 if w_top is None else w_top
             objective, _ = problem.engine.objective_at(pen, w)
             n_iter, converged = 0, True
         else:

@@ -109,7 +109,10 @@ def polish_multinomial(state, pen, w, b):
         curv = state.class_curvature(k)
         ptr = np.asarray(sub.block_ptr)
         wk = w[cols]
-        groups = _class_groups(pen, wk, curv, ptr)
+        # the penalty on class k's design (its columns renumbered:
+        # SignConstrained's bounds restricted to them)
+        pen_k = state.class_penalty(pen, k) if hasattr(state, "class_penalty") else pen
+        groups = _class_groups(pen_k, wk, curv, ptr)
         if groups is None:
             return False
         gcols, ggroup, pgrad, phess = groups
@@ -117,7 +120,8 @@ def polish_multinomial(state, pen, w, b):
         A = np.zeros((state.n_rows, pgrad.shape[0]))
         if gcols.size:
             np.add.at(A.T, ggroup, _dense_columns(state, k, gcols).T)
-        classes.append(dict(cols=cols, gcols=gcols, ggroup=ggroup, A=A, curv=curv, ptr=ptr,
+        classes.append(dict(pen=pen_k, cols=cols, gcols=gcols, ggroup=ggroup, A=A, curv=curv,
+                            ptr=ptr,
                             start=n_var, n=pgrad.shape[0], pgrad=pgrad, phess=phess))
         n_var += pgrad.shape[0]
     # the loss is the same when every intercept moves by the same amount:
@@ -154,7 +158,7 @@ def polish_multinomial(state, pen, w, b):
             wk, ptr, curv = w[c["cols"]], c["ptr"], c["curv"]
             for t in c["blocks"]:
                 lo, hi = ptr[t], ptr[t + 1]
-                value += pen.value_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
+                value += c["pen"].value_of(wk[lo:hi], curv[lo:hi], columns=np.arange(lo, hi),
                                       block=int(t))
         return value
 
@@ -235,7 +239,8 @@ def polish_multinomial(state, pen, w, b):
         w[:], b[:], eta, f_old = new_w, new_b, eta_new, min(f_new, f_old)
         if exact and t == 1.0 and size <= 1e-10:
             return True
-        models = [None if c is None else _class_groups(pen, w[c["cols"]], c["curv"], c["ptr"])
+        models = [None if c is None else _class_groups(c["pen"], w[c["cols"]], c["curv"],
+                                                       c["ptr"])
                   for c in classes]
     return False
 

@@ -209,6 +209,22 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         path, beside its validation error. About 3 times the CPU of a default fit
         with the default forest (most of it growing the 2,000 trees); more with a large model of your own, whose
         rules at depths 1 and 2 form the pool.
+    confirmatory : list or dict, default=None
+        Terms every fit keeps whatever ``lam``, unpenalised (R ``pre``'s
+        ``confirmatory``; ``docs/confirmatory.rst``): a feature's name or
+        index is a linear term (clipped and centred as the linear terms
+        are, and then not offered as a penalised one), any other text a
+        rule as firecy prints rules (``"bmi > 30 and bp > 100"``, read by
+        :func:`~firecy.rules.parse_rule`: its 0/1 indicator). A dict
+        ``{term: sign}`` constrains a term's weight: +1 (>= 0), -1 (<= 0),
+        0 (free). A multi-class model has one per class (a free term's weights
+        summing to zero over the classes: the softmax ignores a common
+        shift). They are not
+        counted against ``max_rules`` (which bounds the terms the path
+        selects): the outputs say "N rules ... + K confirmatory", and
+        ``confirmatory_`` and ``confirmatory_coef_`` hold them. A rule that
+        selects no training row or every one, a text that neither names a
+        feature nor parses, a constant feature: ValueError.
     n_lambdas : int, default=50
         Number of path points.
     eps : float, default=1e-3
@@ -288,6 +304,16 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         The linear terms offered (none with ``linear_terms=False``): their
         features, names, clip bounds ``lower`` / ``upper``, ``center`` (the
         value a missing ``x`` takes), design ``scale`` and ``not_offered``.
+    confirmatory_ : ConfirmatoryTerms or None
+        The confirmatory terms (``confirmatory``): each one's text, kind
+        ("rule" or "linear"), sign constraint, and a linear term's clip
+        range and centre. None without them.
+    confirmatory_coef_ : ndarray of shape (n_confirmatory,) or (n_classes, n_confirmatory), or None
+        Their weights: a rule's contribution where it holds, a linear
+        term's slope per unit of ``x``.
+    n_confirmatory_ : int
+        The confirmatory weights (terms times classes of a multi-class
+        model); 0 without them. ``n_terms_`` does not count them.
     linear_coef_ : ndarray of shape (n_linear_terms,)
         The effect of each term per unit of its feature (0: not kept);
         the raw prediction adds ``linear_coef_[t] * (clip(x, lower[t],
@@ -350,6 +376,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule_values="auto",
         linear_terms=True,
         stable=False,
+        confirmatory=None,
         n_lambdas=50,
         eps=1e-3,
         selection="cv",
@@ -375,6 +402,7 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.rule_values = rule_values
         self.linear_terms = linear_terms
         self.stable = stable
+        self.confirmatory = confirmatory
         self.n_lambdas = n_lambdas
         self.eps = eps
         self.selection = selection

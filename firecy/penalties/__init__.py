@@ -7,7 +7,7 @@ declared in ``_abi2``, the module named after its ABI version);
 ``_sparsity.pxd``; ``_fusion`` the fusion penalties; ``_group_l0`` group-L0
 over trees; ``_blockwise`` one penalty on the rule blocks and another on
 the linear terms' blocks; ``_unpenalised`` the zero penalty of blocks a
-path always keeps; ``tv`` the 1-D fused lasso solvers the fusion prox uses;
+path always keeps; ``_signed`` sign constraints on any of them; ``tv`` the 1-D fused lasso solvers the fusion prox uses;
 ``_rules`` the penalties on per-rule data (rule lengths, each tree's node
 hierarchy), written on the public header only, as a third party would;
 ``_registry`` penalties by name. What each penalty computes is stated in
@@ -21,6 +21,7 @@ from firecy.penalties._fusion import Fusion, FusedPenalty, L1Fusion, MCPFusion
 from firecy.penalties._group_l0 import GroupL0
 from firecy.penalties._blockwise import BlockwisePenalty
 from firecy.penalties._unpenalised import Unpenalised
+from firecy.penalties._signed import SignConstrained
 from firecy.penalties._rules import HierarchicalGroup, LengthWeightedL1
 from firecy.penalties._registry import (
     as_penalty,
@@ -42,6 +43,7 @@ __all__ = [
     "GroupL0",
     "BlockwisePenalty",
     "Unpenalised",
+    "SignConstrained",
     "LengthWeightedL1",
     "HierarchicalGroup",
     "fused_lasso",

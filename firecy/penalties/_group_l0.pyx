@@ -13,6 +13,11 @@ or sets ``inner.lam`` (the contract methods never write to either object).
 
 from firecy.penalties.base cimport Block, PENALTY_SCORE_IS_DECREASE, Penalty
 
+# the sign-bounds flag bit (declared with SignConstrained, _signed.pxd; a
+# cimport of that module would be circular: it cimports this one)
+cdef enum:
+    PENALTY_SIGN_BOUNDS = 4
+
 
 cdef double prox_decrease(Penalty penalty, const Block* blk, const double* w,
                           const double* grad, const double* step,
@@ -66,7 +71,10 @@ cdef class GroupL0(Penalty):
             raise ValueError(f"lam0 must be non-negative, got {lam0!r}")
         self.inner = inner
         self.lam0 = lam0
-        self.flags = PENALTY_SCORE_IS_DECREASE
+        # sign bounds inside (GroupL0(SignConstrained(...))): the engine
+        # must see them; the keep-or-zero rule below uses the inner
+        # (constrained) prox and value, so it respects them
+        self.flags = PENALTY_SCORE_IS_DECREASE | (inner.flags & PENALTY_SIGN_BOUNDS)
 
     @property
     def lam(self):
@@ -138,6 +146,13 @@ cdef class GroupL0(Penalty):
         """GroupL0 on the inner penalty bound to ``ensemble``."""
         inner = self.inner.bind_ensemble(ensemble)
         return self if inner is self.inner else GroupL0(inner, self.lam0)
+
+    def restrict_to(self, blocks, columns):
+        """GroupL0 on the inner penalty restricted to a sub-design (the inner
+        penalty's ``restrict_to``, e.g. a :class:`SignConstrained`'s bounds
+        sliced to ``columns``); itself if the inner penalty has none."""
+        to = getattr(self.inner, "restrict_to", None)
+        return self if to is None else GroupL0(to(blocks, columns), self.lam0)
 
     def lam0_max_of(self, grad, curvature, *, columns=None, block=0):
         """The smallest lam0 at which no block leaves zero (the lam0 path's

@@ -13,6 +13,7 @@ __all__ = ["plot_explanation", "one_row", "label_text"]
 TERM_GID = "firecy-term"      # a term's bar (a rule or a linear term)
 REST_GID = "firecy-rest"      # the terms folded into one bar
 TOTAL_GID = "firecy-total"    # the start (intercept + baseline) and the prediction
+INTERVAL_GID = "firecy-interval"  # a term's interval (after inference on held-out rows)
 _ADDS, _SUBTRACTS = "#c0392b", "#2e6fb0"   # red adds, blue subtracts (as plot_rules)
 
 
@@ -84,6 +85,44 @@ def _values_text(record, centres):
     return f"(row: {'; '.join(parts)})" if parts else ""
 
 
+def _term_accounts(estimator):
+    """The fitted account's terms by name: each one's interval
+    (after :meth:`inference` on held-out rows) and selection frequency (after
+    :meth:`stability`), when measured."""
+    model = getattr(estimator, "model_", None)
+    found = {}
+    for t in (model.terms if model is not None else []):
+        found.setdefault(t.name, []).append(t)
+    return found
+
+
+def _account_of(accounts, name, label):
+    """A term's account: the one of its name (a multi-class model's linear
+    term has one per class: the drawn class's)."""
+    candidates = accounts.get(name, [])
+    if len(candidates) == 1:
+        return candidates[0]
+    return next((t for t in candidates if t.label == label), None)
+
+
+def _contribution_interval(term, record):
+    """The interval of a term's contribution on the row: a rule's interval is
+    on the scale of its contribution where it holds (its 0/1 indicator's
+    coefficient), a linear term's is a slope, times the row's value."""
+    if term is None or term.interval is None:
+        return None
+    lo, hi = term.interval
+    if record["kind"] == "linear":
+        lo, hi = sorted((lo * float(record["value"]), hi * float(record["value"])))
+    return lo, hi
+
+
+def _frequency_text(term):
+    if term is None or term.stability is None:
+        return ""
+    return f"kept in {100 * term.stability:.0f}% of half fits"
+
+
 def _choose_output(estimator, records, X1, label):
     """The records of the output drawn, and its label."""
     if not records or "class" not in records[0]:
@@ -112,7 +151,12 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     running total plus the term's contribution (red adds, blue subtracts),
     labelled with the term's text and, under it, the row's values of the
     features the term reads (a linear term's with its centre: it adds
-    ``slope * (clip(x, lower, upper) - centre)``); the last bar is the
+    ``slope * (clip(x, lower, upper) - centre)``). After
+    :meth:`~firecy.FIRERegressor.inference` on held-out rows, a black whisker
+    on a term's bar spans the interval of its contribution (from the refit on
+    those rows: ``docs/inference.rst``); after
+    :meth:`~firecy.FIRERegressor.stability`, the label says how often the
+    rule was kept in half fits. The last bar is the
     prediction on the model's raw scale (the sum of :meth:`explain`'s
     contributions: the log-odds, a class's margin, the log-rate, the risk
     score or the prediction).
@@ -148,7 +192,8 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     -------
     matplotlib.figure.Figure
         The term bars carry the gid ``"firecy-term"``, the folded bar
-        ``"firecy-rest"``, the start and prediction bars ``"firecy-total"``.
+        ``"firecy-rest"``, the start and prediction bars ``"firecy-total"``,
+        the intervals' whiskers ``"firecy-interval"``.
 
     Examples
     --------
@@ -178,15 +223,22 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     start = float(contrib[constant].sum())
     fired = ~constant & (contrib != 0)
     centres = _linear_centres(estimator)
-    texts = [(r["text"], _values_text(r, centres)) for r, f in zip(records, fired) if f]
+    accounts = _term_accounts(estimator)
+    fired_records = [r for r, f in zip(records, fired) if f]
+    found = [_account_of(accounts, r["term"], label) for r in fired_records]
+    texts = [(r["text"], _values_text(r, centres), _frequency_text(t))
+             for r, t in zip(fired_records, found)]
     steps = contrib[fired]                 # already largest |contribution| first
     shown = min(int(max_terms), steps.size)
     rest = steps[shown:]
+    intervals = [_contribution_interval(t, r) for r, t in zip(fired_records[:shown],
+                                                              found[:shown])]
     scale = raw_scale_name(estimator, label)
 
     labels = ["intercept + baseline"] + [
         label_text(t, wrap, max_chars) + ("\n" + label_text(v, wrap, 2 * max_chars) if v else "")
-        for t, v in texts[:shown]]
+        + ("\n" + f if f else "")
+        for t, v, f in texts[:shown]]
     has_linear = any(r["kind"] == "linear" for r in records)
     if rest.size:
         labels.append(f"{rest.size} other {'terms' if has_linear else 'rules'}")
@@ -220,9 +272,17 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     for i, (c, gid) in enumerate(bars, 1):
         ax.barh(i, c, left=total, height=0.6, color=_ADDS if c > 0 else _SUBTRACTS,
                 alpha=0.55 if gid == REST_GID else 0.9, gid=gid)
-        ax.annotate(f"{c:+.4g}", (max(total, total + c), i), xytext=(4, 0),
-                    textcoords="offset points", va="center", fontsize=8)
+        right = max(total, total + c)
         ax.plot([total, total], [i - 1.3, i + 0.3], color="0.6", lw=0.7, ls=":")
+        if i <= len(intervals) and intervals[i - 1] is not None:
+            lo_c, hi_c = intervals[i - 1]
+            ax.plot([total + lo_c, total + hi_c], [i, i], color="black", lw=1.2,
+                    marker="|", markersize=7, gid=INTERVAL_GID)
+            ends += [total + lo_c, total + hi_c]
+            right = max(right, total + hi_c)
+        # the value right of the bar and of its whisker
+        ax.annotate(f"{c:+.4g}", (right, i), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8)
         total += c
         ends.append(total)
     # the prediction is the sum of every term (the folded ones included)
@@ -245,6 +305,10 @@ def plot_explanation(estimator, x, *, label=None, max_terms=12, wrap=48, max_cha
     caption = (f"{scale}: {start:.4g} (intercept + baseline) "
                f"{'+' if final >= start else '-'} {abs(final - start):.4g} "
                f"({'rules and linear terms' if has_linear else 'rules'}) = {final:.4g}")
+    if any(v is not None for v in intervals):
+        level = getattr(estimator, "_interval_level", 0.95)
+        caption += (f"; whiskers: {100 * level:.4g}% intervals of the contributions, "
+                    "refitted on held-out rows")
     if own_figure:
         # over the whole width (the labels' too), at most 0.08 inch a character
         chars = max(30, int(fig.get_size_inches()[0] / 0.08))

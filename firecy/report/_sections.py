@@ -21,6 +21,8 @@ def summary_section(est, X, names):
         ["tree model", type(model).__name__],
         ["rules kept", account.n_rules],
         ["linear terms kept", account.n_linear_terms],
+        *([["confirmatory terms (kept at every lambda, unpenalised)",
+            account.n_confirmatory]] if account.n_confirmatory else []),
         ["trees holding a rule", account.n_trees],
         ["antecedents (split nodes to read)", account.n_antecedents],
         ["budget", account.budget_text() or "-"],
@@ -69,7 +71,8 @@ def rules_section(est, names):
                  if intervals else [])
         rows.append(([r["class"]] if classes else []) + [
             i, r["rule"], r["weight"], r["support"], r["importance"], r["contribution"]]
-            + shown + [r["n_conditions"], "-" if r["tree"] is None else r["tree"]])
+            + shown + [r["n_conditions"], "confirmatory" if r.get("confirmatory")
+                       else "-" if r["tree"] is None else r["tree"]])
     first = 1 + int(classes)
     numeric = {first - 1 if classes else 0} | set(range(first + 1, len(headers)))
     account = est.model_

@@ -354,6 +354,10 @@ def risk_card(model, X, y, *, max_points=5, max_loss_increase=0.02, prefer="auc"
             f"the model keeps {n_linear} linear term(s) (linear_terms=True): a risk card "
             "gives points to rules a row satisfies or not, and a linear term has no such "
             "points; fit the classifier with linear_terms=False for a card")
+    if getattr(model, "confirmatory_", None) is not None:
+        raise ValueError("the model has confirmatory terms (confirmatory=): a risk card "
+                         "gives points to the rules FIRE selected only; fit the classifier "
+                         "without them for a card")
     max_points = check_int(max_points, "max_points", low=1)
     max_loss_increase = check_real(max_loss_increase, "max_loss_increase", low=0.0)
     event = event_indicator(model, y)

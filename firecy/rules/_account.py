@@ -16,6 +16,7 @@ import numpy as np
 
 from firecy.ensembles import simplify_conditions
 from firecy.rules._antecedents import count_antecedents
+from firecy.rules._confirmatory import confirmatory_suffix
 from firecy.rules._inputs import column_class, feature_names_of, n_outputs
 from firecy.rules._linear import linear_slopes
 from firecy.rules._table import class_labels, rules_table
@@ -147,6 +148,11 @@ class Term:
         the term's effect (a rule's contribution, a linear term's slope).
     p_value : float or None
         Its p-value.
+    confirmatory : bool
+        A confirmatory term (``confirmatory=``): kept at every ``lam``,
+        unpenalised, not counted among the selected terms. A confirmatory
+        rule has no tree, leaf value 1 and the conditions of its text
+        (``conditions`` empty: its text is as given).
 
     Examples
     --------
@@ -186,6 +192,7 @@ class Term:
     center: float | None = None
     interval: tuple | None = None
     p_value: float | None = None
+    confirmatory: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -264,13 +271,24 @@ class FittedRuleModel:
     # --- the counts --------------------------------------------------------
     @property
     def rules(self):
-        """The rule terms."""
-        return tuple(t for t in self.terms if t.kind == "rule")
+        """The rule terms the path selected (not the confirmatory ones)."""
+        return tuple(t for t in self.terms if t.kind == "rule" and not t.confirmatory)
 
     @property
     def linear_terms(self):
-        """The linear terms."""
-        return tuple(t for t in self.terms if t.kind == "linear")
+        """The linear terms the path selected (not the confirmatory ones)."""
+        return tuple(t for t in self.terms if t.kind == "linear" and not t.confirmatory)
+
+    @property
+    def confirmatory(self):
+        """The confirmatory terms (``confirmatory=``): rules and linear
+        terms kept at every ``lam``, unpenalised."""
+        return tuple(t for t in self.terms if t.confirmatory)
+
+    @property
+    def n_confirmatory(self):
+        """Confirmatory terms (one per term and class of a multi-class model)."""
+        return len(self.confirmatory)
 
     @property
     def n_rules(self):
@@ -284,8 +302,9 @@ class FittedRuleModel:
 
     @property
     def n_terms(self):
-        """Rules and linear terms."""
-        return len(self.terms)
+        """Rules and linear terms the path selected (the confirmatory terms
+        come on top: :attr:`n_confirmatory`)."""
+        return self.n_rules + self.n_linear_terms
 
     @property
     def n_trees(self):
@@ -294,27 +313,33 @@ class FittedRuleModel:
 
     def counts(self):
         """The counts as a dict: ``n_terms``, ``n_rules``, ``n_linear_terms``,
-        ``n_trees``, ``n_antecedents``."""
-        return {"n_terms": self.n_terms, "n_rules": self.n_rules,
-                "n_linear_terms": self.n_linear_terms, "n_trees": self.n_trees,
-                "n_antecedents": self.n_antecedents}
+        ``n_trees``, ``n_antecedents`` (and ``n_confirmatory`` with
+        confirmatory terms)."""
+        counts = {"n_terms": self.n_terms, "n_rules": self.n_rules,
+                  "n_linear_terms": self.n_linear_terms, "n_trees": self.n_trees,
+                  "n_antecedents": self.n_antecedents}
+        if self.n_confirmatory:
+            counts["n_confirmatory"] = self.n_confirmatory
+        return counts
 
     # --- the sentences -----------------------------------------------------
     def counts_text(self):
         """``"4 rules from 4 trees, 12 distinct antecedents (split nodes to read),
         and 6 linear terms"``."""
         return counts_sentence(self.n_rules, self.n_trees, self.n_antecedents,
-                               self.n_linear_terms)
+                               self.n_linear_terms) + confirmatory_suffix(self.n_confirmatory)
 
     def terms_text(self):
         """``"4 rules and 6 linear terms"`` (``"4 rules"`` without linear terms)."""
         r, n_lin = self.n_rules, self.n_linear_terms
         return (f"{r} {plural(r, 'rule')}"
-                + (f" and {n_lin} linear {plural(n_lin, 'term')}" if n_lin else ""))
+                + (f" and {n_lin} linear {plural(n_lin, 'term')}" if n_lin else "")
+                + confirmatory_suffix(self.n_confirmatory))
 
     def has_linear(self, output=None):
         """Whether a linear term is kept (for ``output``, when given)."""
-        return any(output is None or t.output == output for t in self.linear_terms)
+        return any((output is None or t.output == output) and t.kind == "linear"
+                   for t in self.terms)
 
     def prediction_text(self, name="prediction", output=None):
         """How a row's value is computed from the printed terms, in one sentence."""
@@ -324,6 +349,11 @@ class FittedRuleModel:
         """What the budget ``max_rules`` bounds, in words."""
         if self.max_rules is None:
             return ""
+        if self.n_confirmatory:
+            return self._budget_text() + " (the confirmatory terms on top)"
+        return self._budget_text()
+
+    def _budget_text(self):
         if self.stable_pool:
             return (f"the stable pool's {self.max_rules} most frequent rules, with linear "
                     f"terms on top")
@@ -334,6 +364,27 @@ class FittedRuleModel:
     def term_rows(self):
         """The terms as ``rules_``'s records (a list of dicts)."""
         return [dict(r) for r in self.notes["rows"]]
+
+
+def _confirmatory_term(est, row, names, n_rule_columns, common_fields):
+    """The account's Term of a confirmatory row of ``rules_``."""
+    conf = est.confirmatory_
+    w = np.asarray(est.confirmatory_coef_)
+    K = 1 if w.ndim == 1 else w.shape[0]
+    n_lin = len(getattr(est, "linear_terms_", ()) or ())
+    q, k = divmod(int(row["column"]) - n_rule_columns - n_lin * K, K)
+    feats = tuple(int(f) for f in conf.features[q])
+    mean_abs = abs(float(row["weight"])) * float(conf.mean_abs[q]) \
+        if len(conf.mean_abs) > q else math.nan
+    if conf.kinds[q] == "linear":
+        f = feats[0]
+        return Term(kind="linear", name=f"confirmatory_{q}", output=int(k),
+                    mean_abs_contribution=mean_abs, features=feats, feature=names[f],
+                    lower=float(conf.lower[q]), upper=float(conf.upper[q]),
+                    center=float(conf.center[q]), confirmatory=True, **common_fields)
+    return Term(kind="rule", name=f"confirmatory_{q}", output=int(k),
+                support=float(row["support"]), leaf_value=1.0, mean_abs_contribution=mean_abs,
+                features=feats, confirmatory=True, **common_fields)
 
 
 def _estimator_names(est, feature_names):
@@ -441,7 +492,9 @@ def fitted_model(est, feature_names=None, *, precision=None, digits=4):
             or "lower" not in row else (float(row["lower"]), float(row["upper"])),
             p_value=None if "lower" not in row or row["p_value"] != row["p_value"]
             else float(row["p_value"]))
-        if row["kind"] == "linear":
+        if row.get("confirmatory"):
+            terms.append(_confirmatory_term(est, row, names, R, common_fields))
+        elif row["kind"] == "linear":
             lin, slopes = found
             t, k = divmod(col - R, slopes.shape[1])
             f = int(lin.features[t])

@@ -85,7 +85,11 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         (min(max(x, lower), upper) - center)``, 0 for a missing ``x``), the
         counts of the fitted model's account (``est.model_.counts()``:
         ``n_terms``, ``n_rules``, ``n_linear_terms``, ``n_trees``,
-        ``n_antecedents``), and the ``metadata`` entries.
+        ``n_antecedents``; ``n_confirmatory`` with confirmatory terms), and
+        the ``metadata`` entries. A confirmatory term's row (``confirmatory``
+        True) has, for a rule, the ``conditions`` of its text (and
+        ``leaf_value`` 1: it adds ``contribution`` where it holds), for a
+        linear term ``linear`` as above.
 
     Examples
     --------
@@ -118,7 +122,9 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
     found = linear_slopes(est)
     K = found[1].shape[1] if found is not None else 1
     for r in rows:
-        if r["kind"] == "linear":
+        if r.get("confirmatory"):
+            r.update(_confirmatory_entry(est, r, feature_names))
+        elif r["kind"] == "linear":
             offset = r["column"] - len(ens.leaf_values)
             r["linear"] = linear[(offset % K, offset // K)]
         else:
@@ -144,7 +150,8 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         **counts,
         "prediction": "intercept + sum of the contributions of the rules a row satisfies"
         + (" + sum over the linear terms of slope * (min(max(x, lower), upper) - center), "
-           "0 for a missing x" if n_linear else ""),
+           "0 for a missing x" if n_linear or any(
+               r.get("confirmatory") and r["kind"] == "linear" for r in rows) else ""),
         "rules": rows,
     }
     clash = sorted(set(metadata) & (set(own) | {"firecy_version"}))
@@ -152,3 +159,29 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         raise ValueError(f"metadata keys {clash} are rules_json's own keys; rename them")
     return {"firecy_version": __version__,
             **{k: json_value(v) for k, v in metadata.items()}, **own}
+
+
+def _confirmatory_entry(est, row, names):
+    """A confirmatory row's ``conditions`` (a rule: its parsed text, each
+    condition as the user wrote it, compared in float64) or ``linear``."""
+    conf = est.confirmatory_
+    w = np.asarray(est.confirmatory_coef_)
+    K = 1 if w.ndim == 1 else w.shape[0]
+    n_lin = len(getattr(est, "linear_terms_", ()) or ())
+    q, k = divmod(int(row["column"]) - len(est.ensemble_.leaf_values) - n_lin * K, K)
+    if conf.kinds[q] == "linear":
+        f = int(conf.features[q][0])
+        return {"linear": {"feature": names[f], "feature_index": f,
+                           "lower": json_value(conf.lower[q]), "upper": json_value(conf.upper[q]),
+                           "center": json_value(conf.center[q]),
+                           "slope": json_value(row["weight"])}}
+    conds = []
+    for c in conf.parsed[q]:
+        entry = {"feature": names[int(c.feature)], "feature_index": int(c.feature), "op": c.op}
+        if isinstance(c.value, frozenset):
+            entry["categories"] = [json_value(v) for v in sorted(c.value, key=str)]
+        else:
+            entry["threshold"] = json_value(c.value)
+        entry.update(missing=bool(c.missing), dtype="float64")
+        conds.append(entry)
+    return {"conditions": conds}

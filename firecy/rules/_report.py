@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from firecy.rules._antecedents import count_antecedents
+from firecy.rules._confirmatory import confirmatory_suffix
 from firecy._escape import display_value
 from firecy.rules._inputs import check_coef, is_estimator, n_outputs, unpack
 from firecy.rules._account import (estimator_intercept, counts_sentence,
@@ -135,28 +136,32 @@ def rules_report(ensemble, coef=None, intercept=None, feature_names=None, X=None
         shown = krows if max_rules is None else krows[:max_rules]
         width = len(str(len(shown)))
         for i, r in enumerate(shown, 1):
+            conf = " (confirmatory)" if r.get("confirmatory") else ""
             if r.get("kind") == "linear":
-                lines.append(f"{i:>{width}}. {r['rule']}{_interval(r, digits)}")
+                lines.append(f"{i:>{width}}. {r['rule']}{_interval(r, digits)}{conf}")
                 continue
             sup = "" if math.isnan(r["support"]) else f", support {100 * r['support']:.1f}%"
             if "stability" in r and not math.isnan(r["stability"]):
                 sup += f", stability {100 * r['stability']:.0f}%"
             contrib = r["contribution"]
             sign = "+" if contrib >= 0 else "-"
+            where = f"confirmatory{sup}" if conf else f"tree {r['tree']}{sup}"
             lines.append(
                 f"{i:>{width}}. if {r['rule']} then {sign}{_fmt(abs(contrib), digits)}"
-                f"{_interval(r, digits)}   (tree {r['tree']}{sup})"
+                f"{_interval(r, digits)}   ({where})"
             )
         if max_rules is not None and len(krows) > max_rules:
             lines.append(f"... and {len(krows) - max_rules} more")
-    rule_rows = [r for r in rows if r.get("kind") != "linear"]
+    # the confirmatory terms are counted apart ("+ 2 confirmatory")
+    selected = [r for r in rows if not r.get("confirmatory")]
+    rule_rows = [r for r in selected if r.get("kind") != "linear"]
     n_trees = len(set(r["tree"] for r in rule_rows))
-    n_linear = len(rows) - len(rule_rows)
+    n_linear = len(selected) - len(rule_rows)
     if any("lower" in r for r in rows):
         level = getattr(source, "_interval_level", 0.95)
         lines.append(f"[lower, upper]: the {100 * level:g}% interval of each term's effect, "
                      "refitted without penalty on held-out rows (inference); the weight "
                      "beside it is the penalised fit's")
     lines.append(counts_sentence(len(rule_rows), n_trees, count_antecedents(ensemble, coef),
-                                 n_linear))
+                                 n_linear) + confirmatory_suffix(len(rows) - len(selected)))
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from firecy.rules._inputs import (
 )
 from firecy._escape import display_text
 from firecy.ensembles import simplify_conditions
+from firecy.rules._confirmatory import confirmatory_rows
 from firecy.rules._linear import linear_rows
 from firecy.rules._text import format_conditions
 
@@ -133,6 +134,12 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         column of the DataFrame: a linear term comes from no tree),
         ``column`` its position after the rules' columns (as in
         ``path_.coefs``).
+        An estimator fitted with ``confirmatory=`` lists its confirmatory
+        terms last in each output, with a last column ``confirmatory`` (True
+        for them, False for the others): a confirmatory rule's ``rule`` is
+        its text as given, ``leaf_value`` 1, ``weight`` and
+        ``contribution`` what it adds where it holds, ``tree`` missing; a
+        confirmatory linear term reads as a linear term.
         A multi-output ensemble (multi-class forest) adds a first column
         ``class``: the output the rule contributes to (its label when
         ``classes`` is known). After an estimator's
@@ -223,6 +230,13 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
         # to compare with theirs
         rows += linear_rows(linear_source, names, len(leaf_values), labels, multi,
                             precision or 4)
+        # then the confirmatory terms (confirmatory=), flagged in a column of their own
+        conf = confirmatory_rows(linear_source, names, len(leaf_values), labels, multi,
+                                 precision or 4)
+        if conf:
+            for _, r in rows:
+                r["confirmatory"] = False
+            rows += conf
         rows.sort(key=lambda kr: kr[0])
     rows = [r for _, r in rows]
     intervals = getattr(linear_source, "_term_intervals", None)
@@ -246,6 +260,8 @@ def rules_table(ensemble, coef=None, feature_names=None, X=None, sample_weight=N
     columns = (["class"] if multi or labels is not None else []) + _COLUMNS
     if stability is not None:
         columns.insert(columns.index("support") + 1, "stability")
+    if rows and "confirmatory" in rows[-1]:
+        columns.append("confirmatory")
     if intervals:
         at = columns.index("contribution") + 1
         columns[at:at] = ["lower", "upper", "p_value"]
@@ -298,9 +314,12 @@ def _rule_table_type(pd):
                                                   "class": display_text})
             rest = [c for c in self.columns if c not in shown]
             what = f"{len(self)} rules"
+            n_conf = int(self["confirmatory"].sum()) if "confirmatory" in self.columns else 0
             if "kind" in self.columns and (self["kind"] == "linear").any():
                 n_lin = int((self["kind"] == "linear").sum())
                 what = f"{len(self) - n_lin} rules and {n_lin} linear terms"
+            if n_conf:
+                what += f" (of them {n_conf} confirmatory)"
             return text + (f"\n[{what}; also: {', '.join(map(str, rest))}]"
                            if rest else "")
 

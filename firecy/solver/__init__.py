@@ -6,6 +6,7 @@ docs/datafits.rst.
 from firecy.solver._api import lambda_max, solve
 from firecy.solver._design import BlockDesign
 from firecy.solver._path import fire_path, group_l0_path
+from firecy.solver._path import unpenalised_start  # noqa: F401  (shared, not public)
 from firecy.solver._results import PathResult, SolveResult
 
 # shared with firecy's other packages (not public API: see __all__)

@@ -114,9 +114,12 @@ def _tree_switch_search(problem, penalty, res, tol, max_updates, max_passes=20):
             coef = np.zeros(design.n_columns)
             obj, b = problem.engine.objective_at(penalty, coef)
             return coef, b, obj
+        from firecy.solver._path import restricted
+
         sub, cols = design.subset_blocks(trees)
         sub_res = problem.subproblem(sub).solve(
-            penalty, np.ascontiguousarray(start[cols]), tol, max_updates, warn=False)
+            restricted(penalty, np.asarray(trees), cols), np.ascontiguousarray(start[cols]),
+            tol, max_updates, warn=False)
         coef = np.zeros(design.n_columns)
         coef[cols] = sub_res.coef
         return coef, sub_res.intercept, sub_res.objective

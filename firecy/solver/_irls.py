@@ -58,9 +58,9 @@ _NEWTON_SWITCH = 1e-4
 
 def _curvature_free(penalty):
     """Whether the penalty's value ignores the coordinate curvature."""
-    from firecy.penalties import BlockwisePenalty, GroupL0, L1, L1Fusion
+    from firecy.penalties import BlockwisePenalty, GroupL0, L1, L1Fusion, SignConstrained
 
-    if isinstance(penalty, GroupL0):
+    if isinstance(penalty, (GroupL0, SignConstrained)):
         return _curvature_free(penalty.inner)
     if isinstance(penalty, BlockwisePenalty):
         return _curvature_free(penalty.rules) and _curvature_free(penalty.linear)
@@ -396,16 +396,16 @@ def _unpenalised_start(problem, penalty, tol, max_iter, inner_max_iter):
     free, rest = split
     sub_design, cols = problem.design.subset_blocks(free)
     sub = IRLSProblem(sub_design, problem.loss, problem.offset, problem.fit_intercept)
-    res = irls_solve(sub, restricted(penalty, free), tol=tol, max_iter=max_iter,
+    res = irls_solve(sub, restricted(penalty, free, cols), tol=tol, max_iter=max_iter,
                      inner_max_iter=inner_max_iter)
     w = np.zeros(problem.design.n_columns)
     w[cols] = res.coef
     if rest.size == 0:
         return 0.0, w, res.intercept
-    rest_design, _ = problem.design.subset_blocks(rest)
+    rest_design, rest_cols = problem.design.subset_blocks(rest)
     at_fit = IRLSProblem(rest_design, problem.loss,
                          problem.offset + sub_design.matvec(res.coef), problem.fit_intercept)
-    return at_fit.lambda_max(restricted(penalty, rest)), w, res.intercept
+    return at_fit.lambda_max(restricted(penalty, rest, rest_cols)), w, res.intercept
 
 
 def irls_path(problem, penalty, *, lambdas=None, n_lambdas=50, eps=1e-3, max_rules=None,

@@ -482,7 +482,15 @@ def _intercepts(engine, model):
 
 
 def _value_at(engine, model, support, w_old, b_old, cand):
-    """F with the support's weights at ``cand`` (the intercept moved along)."""
+    """F with the support's weights at ``cand`` (the intercept moved along).
+
+    Under a sign-bounded penalty (``engine.sign_bounds``) a weight that would
+    change sign stops at zero: every support weight is nonzero and feasible,
+    so its own sign's half-line is inside its bounds, the other may not be.
+    (The halved steps and the line search of _try_step would otherwise
+    cross zero where the full step does.)"""
+    if engine.sign_bounds:
+        cand = np.where(cand * w_old < 0, 0.0, cand)
     engine.coef[support] = cand
     if model.get("vector_b"):
         # the datafit's K intercepts (see _grouped_rows_model)

@@ -177,16 +177,16 @@ def unpenalised_start(problem, template, tol, max_updates, strategy="working_set
     sub_design, cols = design.subset_blocks(free)
     sub = problem.subproblem(sub_design)
     w_free = np.zeros(sub_design.n_columns)
-    sub.solve(restricted(template, free), w_free, tol, max_updates, strategy=strategy)
+    sub.solve(restricted(template, free, cols), w_free, tol, max_updates, strategy=strategy)
     w = np.zeros(design.n_columns)
     w[cols] = w_free
     if rest.size == 0:
         return 0.0, w
-    rest_design, _ = design.subset_blocks(rest)
+    rest_design, rest_cols = design.subset_blocks(rest)
     offset = problem.offset + sub_design.matvec(w_free)
     at_fit = Problem(rest_design, problem.y, problem.s, problem.fit_intercept,
                      datafit=problem.datafit, offset=offset)
-    return at_fit.lambda_max(restricted(template, rest)), w
+    return at_fit.lambda_max(restricted(template, rest, rest_cols)), w
 
 
 def unpenalised_split(penalty, design):
@@ -199,8 +199,14 @@ def unpenalised_split(penalty, design):
     return free, np.setdiff1d(np.arange(design.n_blocks), free)
 
 
-def restricted(penalty, blocks):
-    """``penalty`` on the design of ``blocks`` only (``restrict_blocks``)."""
+def restricted(penalty, blocks, columns=None):
+    """``penalty`` on the design of ``blocks`` only, whose columns are
+    ``columns`` of the full design (``restrict_to(blocks, columns)``: a
+    penalty with per-column data, such as SignConstrained's bounds; else
+    ``restrict_blocks(blocks)``)."""
+    to = getattr(penalty, "restrict_to", None)
+    if to is not None and columns is not None:
+        return to(blocks, columns)
     restrict = getattr(penalty, "restrict_blocks", None)
     return penalty if restrict is None else restrict(blocks)
 

@@ -40,6 +40,16 @@ cdef int fused_lasso_dp(const double* z, const double* c, Py_ssize_t n,
                         double* work) noexcept nogil
 
 
+# fused_lasso_dp with bounds lb_i <= x_i <= ub_i on every element (lb, ub
+# both NULL: none; lb_i may be -inf, ub_i +inf; -1 if some lb_i > ub_i):
+# the exact minimiser of the bounded problem (still convex). Same
+# workspace as fused_lasso_dp; ``a`` NULL gives the L1 term.
+cdef int fused_lasso_dp_bounded(const double* z, const double* c, Py_ssize_t n,
+                                double lam_tv, double lam1, double gamma,
+                                const double* a, const double* lb, const double* ub,
+                                double* out, double* work) noexcept nogil
+
+
 # Internal: the shared core (``c`` NULL: unit weights; ``curv`` NULL: no
 # MCP), with ``first_shift`` added to z_0 (Condat's hand-over).
 cdef int _dp_solve(const double* z, const double* c, Py_ssize_t n,

@@ -13,7 +13,7 @@ from firecy.penalties.tv._api import _as_signal, _prepare_weighted
 from firecy.penalties.tv._condat cimport (
     _condat, _condat_then_dp, fused_lasso_1d, fused_lasso_1d_work_size)
 from firecy.penalties.tv._dp cimport (
-    fused_lasso_dp, fused_lasso_dp_l1, fused_lasso_dp_l1_work_size,
+    fused_lasso_dp, fused_lasso_dp_bounded, fused_lasso_dp_l1, fused_lasso_dp_l1_work_size,
     fused_lasso_dp_work_size)
 from firecy.penalties.tv._dp import _set_sorted_kinks_max_live  # noqa: F401
 
@@ -188,3 +188,22 @@ def _call_c(str solver, z, double lam_tv, weights=None, double lam1=0.0,
                 and np.all(buffer[guard + inner:] == sentinel)):
             raise RuntimeError("solver wrote outside its buffer")
     return status, out_buffer[guard:guard + n].copy()
+
+
+def _dp_bounded(z, c, double lam_tv, double lam1, lb, ub, double gamma=0.0, curv=None):
+    """Test hook: fused_lasso_dp_bounded on NumPy arrays (returns out, status)."""
+    import numpy as np
+    cdef const double[::1] z_ = np.ascontiguousarray(z, dtype=np.float64)
+    cdef const double[::1] c_ = np.ascontiguousarray(c, dtype=np.float64)
+    cdef const double[::1] lb_ = np.ascontiguousarray(lb, dtype=np.float64)
+    cdef const double[::1] ub_ = np.ascontiguousarray(ub, dtype=np.float64)
+    cdef const double[::1] a_ = None if curv is None else np.ascontiguousarray(curv, dtype=np.float64)
+    cdef Py_ssize_t n = z_.shape[0]
+    out = np.zeros(n)
+    cdef double[::1] out_ = out
+    work = np.zeros(fused_lasso_dp_work_size(n) + 8)
+    cdef double[::1] w_ = work
+    status = fused_lasso_dp_bounded(&z_[0], &c_[0], n, lam_tv, lam1, gamma,
+                                    NULL if curv is None else &a_[0], &lb_[0], &ub_[0],
+                                    &out_[0], &w_[0])
+    return out, status
