@@ -45,8 +45,10 @@ The goal of issue 49: ``fire_mono`` within 2 % of ``fire``'s held-out error
 (RMSE; log-loss) where the constraint is true of the data; ``fire_mono`` has
 ``wrong = both = 0`` on every fold.
 
-    PYTHONPATH=$PWD python benchmarks/monotone/monotone.py --csv benchmarks/monotone/runs/runs.csv
-    PYTHONPATH=$PWD python benchmarks/monotone/monotone.py --from-csv benchmarks/monotone/runs/runs.csv
+    PYTHONPATH=$PWD python benchmarks/monotone/monotone.py --csv runs.csv
+    PYTHONPATH=$PWD python benchmarks/monotone/monotone.py --from-csv runs.csv [more.csv ...]
+    python benchmarks/monotone/monotone.py --from-csv benchmarks/monotone/runs/base.csv \
+        benchmarks/monotone/runs/fire.csv      # the tables of RESULTS.md
     PYTHONPATH=$PWD python benchmarks/monotone/monotone.py --quick   # 2 data sets, 2 folds
 """
 import argparse
@@ -424,11 +426,15 @@ def main(argv=None):
     parser.add_argument("--ebm-defaults", action="store_true",
                         help="EBM at interpret's defaults (slow), not EBM_PARAMS")
     parser.add_argument("--csv", help="append every fold's rows to this file")
-    parser.add_argument("--from-csv", nargs="*", help="report these runs, fit nothing")
+    parser.add_argument("--from-csv", nargs="*",
+                        help="report these runs, fit nothing (a method's fold in a later "
+                             "file replaces an earlier file's)")
     parser.add_argument("--out", help="write the report here too")
     args = parser.parse_args(argv)
     if args.from_csv:
         df = pd.concat([pd.read_csv(f) for f in args.from_csv], ignore_index=True)
+        # a method's fold in a later file replaces an earlier file's
+        df = df.drop_duplicates(subset=["dataset", "fold", "method"], keep="last")
     else:
         if args.ebm_defaults:
             EBM_PARAMS.clear()
