@@ -107,14 +107,22 @@ def _kept_rules(est):
 
 def _record_key(row, est, class_index):
     """``(explain's term name, class index)`` of a rules_table row: a rule is
-    ``rule_<column>``, a linear term ``linear_<t>`` (its column is
-    ``n_rule_columns + t * n_outputs + k``)."""
+    ``rule_<column>``, a linear term ``linear_<feature>`` (its column is
+    ``n_rule_columns + t * n_outputs + k``, ``t`` its index in
+    ``linear_terms_``), a confirmatory term ``confirmatory_<q>``."""
     k = 0 if class_index is None else class_index[row["class"]]
-    if row.get("kind") != "linear":
-        return f"rule_{row['column']}", k
     n_columns = len(est.ensemble_.leaf_values)
     n_out = int(getattr(est.ensemble_, "n_outputs", 1))
-    return f"linear_{(row['column'] - n_columns) // n_out}", k
+    if row.get("confirmatory"):
+        # a confirmatory term (confirmatory=) after the linear terms' columns
+        n_lin = len(getattr(est, "linear_terms_", ()) or ())
+        return f"confirmatory_{(row['column'] - n_columns - n_lin * n_out) // n_out}", k
+    if row.get("kind") != "linear":
+        return f"rule_{row['column']}", k
+    # explain names a linear term by its feature (a feature not offered, or
+    # a confirmatory one, leaves a gap between term and feature indices)
+    t = (row["column"] - n_columns) // n_out
+    return f"linear_{int(est.linear_terms_.features[t])}", k
 
 
 def _labels(est):

@@ -473,6 +473,27 @@ def test_command_line_confirmatory(tmp_path, capsys):
     assert [r["kind"] for r in conf] == ["linear", "rule"] and conf[1]["rule"] == RULE
     assert doc["n_confirmatory"] == 2
     assert "+ 2 confirmatory" in printed and f"if {RULE} then" in printed
+    # firecy explain: a row's printed terms add up to its prediction, the
+    # confirmatory rule printed where it holds (two rows where it does, two not)
+    picked = np.r_[np.flatnonzero(_mask(X))[:2], np.flatnonzero(_mask(X) == 0)[:2]]
+    picked.sort()
+    code = main(["explain", str(path), "--target", "y", "--confirmatory", "x0",
+                 "--confirmatory", RULE, "--max-rules", "4", "--n-trees", "30",
+                 "--n-lambdas", "15", "--n-jobs", "1", "--no-progress", "--seed", "0",
+                 "--rows", ",".join(str(i + 2) for i in picked),
+                 "--output", str(tmp_path / "e.csv")])
+    assert code == 0
+    printed = capsys.readouterr().out
+    blocks = re.split(r"(?m)^CSV line \d+: prediction = ", printed)[1:]
+    assert len(blocks) == 4
+    holds = _mask(X[picked])
+    for block, rule_holds in zip(blocks, holds):
+        head, *lines = block.splitlines()
+        values = [float(m.group(1)) for m in
+                  (re.match(r"\s+([+-]\S+)  ", line) for line in lines) if m]
+        assert sum(values) == pytest.approx(float(head), rel=1e-4, abs=1e-4)
+        assert any(f"{RULE} (confirmatory)" in line for line in lines) == bool(rule_holds)
+        assert any("per unit of x0" in line and "(confirmatory)" in line for line in lines)
     # a bad term: one clear line, nonzero status
     code = main(["extract", str(path), "--target", "y", "--confirmatory", "x9 > 1",
                  "--n-trees", "10", "--n-jobs", "1", "--no-progress"])
@@ -491,6 +512,11 @@ def test_what_does_not_take_confirmatory_terms_says_so(fitted):
 
     with pytest.raises(ValueError, match="confirmatory terms"):
         risk_card(clf, Xb, yb)
+    from firecy.rules import rules_python, rules_sql
+
+    for export in (rules_python, rules_sql):
+        with pytest.raises(NotImplementedError, match="do not export them yet"):
+            export(fire)
 
 
 def test_a_category_column_takes_a_rule_not_a_slope():
@@ -559,3 +585,26 @@ def test_the_parameter_is_checked_before_the_model_is_fitted():
     X, y = _regression(n=60)
     with pytest.raises(ValueError, match="sign of confirmatory term 'x0'"):
         FIRERegressor(Refuses(), confirmatory={"x0": 5}).fit(X, y)
+
+
+def test_interpretml_explanations_hold_the_confirmatory_terms(fitted):
+    pytest.importorskip("interpret")
+    fire, X = fitted
+    names = fire.explain_global().data()["names"]
+    assert RULE in names
+    local = fire.explain_local(X[:3])
+    for i in range(3):
+        row = local.data(i)
+        total = sum(row["scores"]) + row["extra"]["scores"][0]
+        assert total == pytest.approx(fire.predict(X[i:i + 1])[0], rel=1e-10)
+        assert row["names"][-1] == RULE
+        rule = fire.confirmatory_coef_[1] * _mask(X[i:i + 1])[0]
+        assert row["scores"][-1] == pytest.approx(rule)
+
+
+def test_dask_collections_refuse_confirmatory_terms():
+    da = pytest.importorskip("dask.array")
+    X, y = _regression(n=100)
+    with pytest.raises(NotImplementedError, match="confirmatory= is not available for Dask"):
+        FIRERegressor(confirmatory=CONF).fit(da.from_array(X, chunks=(50, 4)),
+                                             da.from_array(y, chunks=(50,)))

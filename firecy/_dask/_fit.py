@@ -390,7 +390,13 @@ def _fit(est, X, y, sample_weight, sample_size, refit, progress):
     info = {"n_rows": n, "sample_rows": int(n_sample), "sampled": True, "refit": False,
             "n_partitions": len(xp), "sample_fraction": p}
     passes = 3
-    if refit and single and len(kept) + len(kept_lin):
+    # an unconstrained refit would undo monotone / linear_sign's signs
+    signed = bool(np.any(getattr(est, "monotone_", 0)) or np.any(getattr(est, "linear_sign_", 0)))
+    if refit and signed:
+        warnings.warn("a FIRE fit under monotone or linear_sign keeps the weights it selected "
+                      "on the sample (the refit on all rows is unconstrained)", UserWarning,
+                      stacklevel=3)
+    elif refit and single and len(kept) + len(kept_lin):
         if classify:
             beta, hold, hold_w, loss_all, steps = _newton(compact, values, fit_intercept, beta_s)
             passes += steps

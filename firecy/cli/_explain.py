@@ -80,7 +80,8 @@ def _print_row(records, line, scale_of, centres):
             if t["kind"] == "rule" and t["fires"]:
                 print(f"  {t['contribution']:+12.6g}  if {t['text']}   "
                       f"({_features_text(t['features'])})")
-            elif t["kind"] not in ("rule", "intercept", "baseline"):
+            elif t["kind"] not in ("rule", "intercept", "baseline") and t["fires"]:
+                # a linear or confirmatory term (a confirmatory rule: where it holds)
                 # a linear term adds to every row (0 where its x is missing)
                 centre = centres.get(t["term"])
                 at = "" if centre is None else f", centre {centre:.6g}"

@@ -42,6 +42,7 @@ def parse_monotone_list(value, n_features, what="monotone constraints"):
 
     Examples
     --------
+    >>> from firecy.ensembles._monotone import parse_monotone_list
     >>> parse_monotone_list("(1,0,-1)", 3)
     array([ 1,  0, -1], dtype=int8)
     >>> parse_monotone_list([1], 3)
@@ -90,6 +91,7 @@ def model_monotone_constraints(model, n_features, feature_names=None):
     --------
     >>> import numpy as np
     >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from firecy.ensembles import model_monotone_constraints
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> hgb = HistGradientBoostingRegressor(max_iter=3, monotonic_cst=[1, 0, -1])
     >>> model_monotone_constraints(hgb.fit(X, X[:, 0]), 3)

@@ -186,7 +186,7 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
     intercept_ : float or ndarray of shape (n_classes,)
         The intercept ``b`` on top of the baseline: one value for a binary
         model with one output, one per class otherwise.
-    linear_terms_, n_terms_
+    linear_terms_, n_terms_, monotone_, linear_sign_
         As in :class:`~firecy.FIRERegressor`.
     confirmatory_, confirmatory_coef_
         As for :class:`~firecy.FIRERegressor` (one weight per class and term
@@ -257,6 +257,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        monotone=None,
+        linear_sign=None,
         stable=False,
         confirmatory=None,
         n_lambdas=50,
@@ -284,6 +286,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         self.rule_depth = rule_depth
         self.rule_values = rule_values
         self.linear_terms = linear_terms
+        self.monotone = monotone
+        self.linear_sign = linear_sign
         self.stable = stable
         self.confirmatory = confirmatory
         self.n_lambdas = n_lambdas
@@ -444,6 +448,8 @@ class FIREClassifier(ClassifierMixin, FIREEstimatorBase):
         return super().score(X, y, sample_weight=sample_weight)
 
 
-FIREClassifier.__doc__ = FIREClassifier.__doc__.replace("{stable}\n", parameter_entry("stable"))
+FIREClassifier.__doc__ = FIREClassifier.__doc__.replace(
+    "{stable}\n", parameter_entry("monotone") + parameter_entry("linear_sign")
+    + parameter_entry("stable"))
 FIREClassifier.__doc__ = FIREClassifier.__doc__.replace("{confirmatory}\n",
                                                         parameter_entry("confirmatory"))

@@ -221,7 +221,8 @@ def add_confirmatory_terms(est, fit, rules, data):
             for q, f in zip(lin_q, feats):
                 if str(getattr(data.X.dtypes.iloc[f], "name", "")) == "category":
                     raise ValueError(f"confirmatory term {resolved[q][1]!r} is a categorical "
-                                     f"feature: give a rule on it (e.g. \"{names[f]} in {{...}}\")")
+                                     f"feature: give a rule on it (e.g. "
+                                     f"\"{names[f]} in {{...}}\")")
         sub = dataclasses.replace(data, X=_columns(data.X, feats))
         terms = offer_linear_terms(sub, [names[f] for f in feats], rules.leaf_table,
                                    np.asarray(ens.leaf_values, dtype=np.float64))

@@ -40,6 +40,8 @@ from firecy.estimators._fit_options import fit_options
 from firecy.estimators._linear_terms import (LINEAR_PENALTY, linear_design, offer_linear_terms,
                                              split_coef, with_linear_penalty)
 from firecy.estimators._model import fitted_model
+from firecy.estimators._monotone import (check_constraints, constrain_penalty,
+                                         resolve_constraints, sign_bounds)
 from firecy.estimators._merge_rules import merge_equal_rules
 from firecy.estimators._model_inspection import unwrap
 from firecy.estimators._params import (BUILTIN_PENALTIES, check_lambdas, check_params,
@@ -128,6 +130,7 @@ class Design:
     extra: Optional[np.ndarray] = None   # the linear terms' columns, solver units
     extra_class: Optional[np.ndarray] = None   # and each column's output
     linear_penalty: str = LINEAR_PENALTY   # the terms' penalty (_fit_options)
+    signs: object = None              # monotone / linear_sign bounds (_monotone)
 
     @property
     def n_rule_blocks(self):
@@ -140,6 +143,7 @@ def fit_rule_model(est, data, task, progress=None):
     Returns ``est``, fitted.
     """
     check_params(est)
+    constraints = check_constraints(est, data)
     # confirmatory='s form, before any model is fitted (its terms are read at step 3c)
     confirm.check_confirmatory(getattr(est, "confirmatory", None))
     grid = penalty_grid(est)
@@ -158,6 +162,8 @@ def fit_rule_model(est, data, task, progress=None):
         add_linear_terms(fit, rules, data)
     # confirmatory terms: unpenalised columns after the linear terms' (_confirmatory)
     confirm.add_confirmatory_terms(est, fit, rules, data)
+    constraints = resolve_constraints(constraints, unwrap(model), rules.ensemble, data)
+    fit.signs = sign_bounds(constraints, rules.ensemble, fit.leaf_values, fit.linear)
     check_model_matches_data(unwrap(model), rules.ensemble, rules.leaf_table, data, task,
                              baseline=fit.baseline, prefitted=model is est.estimator)
     pool, empty_pool = None, False
@@ -172,7 +178,9 @@ def fit_rule_model(est, data, task, progress=None):
         # "auto": 10 rules for a stable fit that keeps its pool
         budget = rule_budget(est, kept_pool=keep is not None)
         pool = stable_pool(est, rules, fit.leaf_values, data.sample_weight, extra=fit.extra,
-                           keep_rules=keep, size=budget, **options.pool())
+                           keep_rules=keep, size=budget,
+                           offered=None if fit.signs is None else fit.signs.offered,
+                           **options.pool())
         if not len(pool[1]):
             # no rule splits the rows of positive weight (a constant y: every
             # tree is one leaf): nothing to rank, and no rule could take a
@@ -190,6 +198,9 @@ def fit_rule_model(est, data, task, progress=None):
                                options.n_subsamples)
     set_fitted(est, model, model_names, rules, fit, paths, best, grid, data,
                None if pool is None else pool[1:], None if pool is None else pool[0])
+    n = int(est.n_features_in_)
+    est.monotone_ = np.zeros(n, np.int8) if constraints is None else constraints.monotone
+    est.linear_sign_ = np.zeros(n, np.int8) if constraints is None else constraints.linear_sign
     if empty_pool:
         est.stable_columns_ = np.zeros(0, dtype=np.intp)
         est._rule_stability = np.full(len(fit.leaf_values), np.nan)
@@ -392,6 +403,8 @@ def set_fitted(est, model, model_names, rules, fit, paths, best, grid, data, poo
         pen = confirm.with_confirmatory_penalty(fit, with_linear_penalty(
             pen if source is None else source.rule_penalty(pen), grid[g_best][0], n_blocks,
             fit.linear_penalty))
+    pen = constrain_penalty(pen, fit.signs, None if pool is None else pool[0],
+                            confirm.n_fixed_columns(fit))
     pen.lam = est.lambda_
     est.penalty_ = pen
     est.rule_depth_ = rules.cut.depth
@@ -433,7 +446,15 @@ def _with_linear_terms(scaled_grid, fitter, fit, source=None):
     """The grid's penalties and the fitter for a design whose linear terms
     follow the rule blocks (the ensemble's, or ``source``'s: a stable pool's
     columns): the terms' own penalty (after the group-L0 price is scaled),
-    and each block's output for a multi-output fitter."""
+    and each block's output for a multi-output fitter; under ``monotone`` /
+    ``linear_sign``, the columns' sign bounds on top (``_monotone``)."""
+    scaled_grid, fitter = _with_linear_blocks(scaled_grid, fitter, fit, source)
+    columns = None if source is None else source.rule_columns
+    return [(params, constrain_penalty(pen, fit.signs, columns, confirm.n_fixed_columns(fit)))
+            for params, pen in scaled_grid], fitter
+
+
+def _with_linear_blocks(scaled_grid, fitter, fit, source=None):
     if fit.extra is None:
         return scaled_grid, fitter
     n_rule_blocks = fit.n_rule_blocks if source is None else source.n_rule_columns

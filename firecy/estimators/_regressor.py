@@ -181,6 +181,31 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         default because rules and lines together were at least as good as
         rules alone on every benchmark data set, within seed-to-seed noise
         (``benchmarks/linear_terms/RESULTS.md``). ``False``: rules only.
+    monotone : dict, sequence, str or None, default=None
+        Features the model must be monotone in: ``{feature name or index:
+        +1 or -1}``, or the boosting libraries' form (a sequence of -1/0/+1
+        per feature, or XGBoost's string ``"(1,0,-1)"``). +1: the fitted
+        model (every output's score, through ``predict`` and every export)
+        is non-decreasing in the feature for every value of the other
+        features, exactly; -1: non-increasing. A rule whose conditions on a
+        constrained feature are only lower bounds (``x > t``) gets a
+        contribution of the constraint's sign, only upper bounds
+        (``x <= t``) the opposite sign; a rule with an interval on it, or
+        two constrained features asking for opposite signs, is not offered;
+        a linear term's slope takes the constraint's sign. Over non-missing
+        values: a row with the feature missing gets the rules that send a
+        missing value its way (``docs/monotone.rst``). None: the model's own
+        constraints (XGBoost and LightGBM ``monotone_constraints``,
+        scikit-learn ``monotonic_cst``, CatBoost), if it has any; ``{}``:
+        none. A category feature, or one the model splits as a category, is
+        an error. The constraints applied are ``monotone_`` and
+        ``linear_sign_``.
+    linear_sign : dict, sequence, str or None, default=None
+        The sign of linear terms (``linear_terms=True``), in the forms of
+        ``monotone``: ``{feature: +1}`` keeps the term's slope ``>= 0``
+        (-1: ``<= 0``) without constraining the rules. A monotone feature's
+        term takes its constraint's sign already; a ``linear_sign`` that
+        disagrees with it is an error.
     stable : bool, default=False
         A rule set that random halves of the data agree on
         (``docs/stability.rst``): the default forest (2,000 trees of depth 2,
@@ -318,6 +343,12 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         The effect of each term per unit of its feature (0: not kept);
         the raw prediction adds ``linear_coef_[t] * (clip(x, lower[t],
         upper[t]) - center[t])``.
+    monotone_ : ndarray of int8 of shape (n_features,)
+        The monotone constraints applied (``monotone``, or the model's own):
+        -1, 0 or +1 per feature (``docs/monotone.rst``).
+    linear_sign_ : ndarray of int8 of shape (n_features,)
+        The sign each feature's linear term was held to (its monotone sign,
+        else ``linear_sign``'s; 0: free).
     n_terms_ : int
         Kept rules plus kept linear terms (what ``max_rules`` bounds).
     max_rules_ : int or None
@@ -375,6 +406,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         rule_depth="auto",
         rule_values="auto",
         linear_terms=True,
+        monotone=None,
+        linear_sign=None,
         stable=False,
         confirmatory=None,
         n_lambdas=50,
@@ -401,6 +434,8 @@ class FIRERegressor(RegressorMixin, FIREEstimatorBase):
         self.rule_depth = rule_depth
         self.rule_values = rule_values
         self.linear_terms = linear_terms
+        self.monotone = monotone
+        self.linear_sign = linear_sign
         self.stable = stable
         self.confirmatory = confirmatory
         self.n_lambdas = n_lambdas

@@ -65,6 +65,9 @@ class RuleFeaturesMixin(TransformerMixin):
         note = getattr(self, "_rule_depth_note", None)
         if note:
             head += note + "\n"
+        constraints = self.model_.constraints_text()
+        if constraints:
+            head += constraints + "\n"
         head += _linear_note(self)
         return head + rules_report(self, X=X, **kwargs)
 

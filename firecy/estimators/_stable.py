@@ -142,6 +142,8 @@ class PoolDesign:
         # None, or the rules kept unpenalised (this fixed ridge on them), the
         # path choosing only the linear terms
         self.keep_rules = None if keep_rules is None or self.extra is None else float(keep_rules)
+        # each pool column's design column in the ensemble (the sign bounds' index)
+        self.rule_columns = None
 
     @property
     def n_samples(self):
@@ -156,8 +158,10 @@ class PoolDesign:
         return self.n_rule_columns + (0 if self.extra is None else self.extra.shape[1])
 
     def rows(self, rows):
-        return PoolDesign(self.matrix[rows], None if self.extra is None else self.extra[rows],
-                          self.block_class, self.keep_rules, self.column_means)
+        out = PoolDesign(self.matrix[rows], None if self.extra is None else self.extra[rows],
+                         self.block_class, self.keep_rules, self.column_means)
+        out.rule_columns = self.rule_columns
+        return out
 
     def uncentre(self, path):
         """``path`` (on these columns) with the intercepts of the rule columns
@@ -292,11 +296,13 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
                 discrete_limit=DISCRETE_LIMIT, canonical_side=CANONICAL_SIDE,
                 centre_kept=CENTRE_KEPT, frequency_power=FREQUENCY_POWER,
                 frequency_reference=FREQUENCY_REFERENCE,
-                rule_penalty_factor=RULE_PENALTY_FACTOR):
+                rule_penalty_factor=RULE_PENALTY_FACTOR, offered=None):
     """The pool: the ``size`` (``POOL_PER_RULE`` times the rule budget) most
     frequent distinct rules of the fit's ensemble (and ``extra``, the linear
     terms' columns, after them; ``keep_rules``: None, or the rules kept with
-    this fixed ridge, see :func:`keeps_pool_rules`).  The keyword-only
+    this fixed ridge, see :func:`keeps_pool_rules`; ``offered``: a mask of
+    the ensemble's columns that may enter, None: all; ``monotone`` holds
+    some at zero).  The keyword-only
     arguments default to the module constants of their names in capitals
     (an ablation passes others: ``_fit_options``).
 
@@ -348,12 +354,16 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
     taken = set()
     for key in ranked:
         j = first[key]
+        if offered is not None and not offered[j]:
+            continue
         if canonical_side == "parent":
             # a pair taken beside its parent is written as the lower child:
             # with the parent in the model the two children are equivalent
-            j = _lower_sibling(ens, j, key, taken, first)
-            if j is None:
+            lower = _lower_sibling(ens, j, key, taken, first)
+            if lower is None:
                 continue
+            # (not when monotone holds the lower child at zero: an interval)
+            j = lower if offered is None or offered[lower] else j
         if near_grid is not None:
             near = ("deciles", klass[j], rule_signature(ens.rules[j], near_grid))
             if near in seen:
@@ -395,7 +405,9 @@ def stable_pool(est, rules, leaf_values, sample_weight, extra=None, keep_rules=N
         # which child) then costs nothing
         means = np.average(matrix, axis=0, weights=np.asarray(sample_weight, dtype=float))
         matrix = matrix - means
-    return (PoolDesign(matrix, extra, klass[cols], keep_rules, means), cols, freq, scale)
+    pool = PoolDesign(matrix, extra, klass[cols], keep_rules, means)
+    pool.rule_columns = cols
+    return pool, cols, freq, scale
 
 
 def _subsample_task(source, target, sw, rows, penalty, lambdas, fitter, fit_intercept, tol,

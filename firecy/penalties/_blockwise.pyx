@@ -317,10 +317,14 @@ cdef class BlockwisePenalty(Penalty):
 def _restrict_fixed(fixed, kept):
     """The fixed part on its columns ``kept`` (its own numbering: one column
     per fixed block), renumbered from 0: a penalty with per-column data
-    restricts it (``restrict_columns``, or ``restrict_blocks`` of one-column
-    blocks; a sign constraint's ``lower`` and ``upper`` are taken at
-    ``kept``); one without is the same on any columns."""
+    restricts it (``restrict_to(kept, kept)``: a sign constraint slices its
+    bounds; ``restrict_columns``, or ``restrict_blocks`` of one-column
+    blocks); one without is the same on any columns."""
     kept = np.asarray(kept, dtype=np.intp)
+    to = getattr(fixed, "restrict_to", None)
+    if to is not None:
+        # SignConstrained's: its blocks and columns, in its own numbering, are one
+        return to(kept, kept)
     for name in ("restrict_columns", "restrict_blocks"):
         restrict = getattr(fixed, name, None)
         if restrict is not None:

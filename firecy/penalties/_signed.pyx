@@ -218,7 +218,9 @@ cdef class SignConstrained(Penalty):
     def lam(self, double value):
         if not value >= 0.0:
             raise ValueError(f"lam must be a non-negative number, got {value!r}")
-        self.inner.lam = value
+        # through Python: an inner penalty with its own lam property (Blockwise,
+        # SignConstrained) passes it on; the typed C field would skip it
+        (<object> self.inner).lam = value
         (<Penalty> self).lam = value
 
     @property

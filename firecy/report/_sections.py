@@ -26,6 +26,7 @@ def summary_section(est, X, names):
         ["trees holding a rule", account.n_trees],
         ["antecedents (split nodes to read)", account.n_antecedents],
         ["budget", account.budget_text() or "-"],
+        ["constraints", account.constraints_text() or "-"],
         ["lambda", est.lambda_],
         ["other penalty parameters", ", ".join(f"{k} = {v}" for k, v in
                                                sorted(est.best_params_.items())) or "-"],

@@ -233,6 +233,12 @@ class FittedRuleModel:
         on top.
     linear_offered : int
         The linear terms the fit offered (0 with ``linear_terms=False``).
+    monotone : dict
+        ``{feature name: +1 or -1}``: the features the model is monotone in
+        (``monotone=``, or the tree model's own constraints).
+    linear_sign : dict
+        ``{feature name: +1 or -1}``: linear terms signed by ``linear_sign=``
+        alone (a monotone feature's term has its constraint's sign).
     notes : dict
         What the account was built from (``"rows"``: the records of
         ``rules_``).
@@ -267,6 +273,8 @@ class FittedRuleModel:
     stable_pool: bool = False
     linear_offered: int = 0
     notes: dict = field(default_factory=dict)
+    monotone: dict = field(default_factory=dict)
+    linear_sign: dict = field(default_factory=dict)
 
     # --- the counts --------------------------------------------------------
     @property
@@ -361,9 +369,38 @@ class FittedRuleModel:
             return f"at most {self.max_rules} terms (rules and linear terms)"
         return f"at most {self.max_rules} rules"
 
+    def constraints_text(self):
+        """``"monotone: income (-), age (+)"`` (then ``"; linear terms signed:
+        ..."``), or "" without a constraint."""
+        return _constraints_text(self.monotone, self.linear_sign)
+
     def term_rows(self):
         """The terms as ``rules_``'s records (a list of dicts)."""
         return [dict(r) for r in self.notes["rows"]]
+
+
+def _constraint_dicts(est, names):
+    """A fitted estimator's ``({name: sign} of its monotone features, {name:
+    sign} of the linear terms signed by ``linear_sign`` alone)``."""
+    mono = getattr(est, "monotone_", None)
+    lin = getattr(est, "linear_sign_", None)
+    if mono is None:
+        return {}, {}
+    return ({names[f]: int(s) for f, s in enumerate(mono) if s},
+            {names[f]: int(s) for f, s in enumerate(lin) if s and not mono[f]})
+
+
+def _constraints_text(monotone, linear_sign=None):
+    """``"monotone: income (-), age (+)"`` (and ``"; linear terms signed: x (+)"``),
+    or "" without a constraint."""
+    sign = {1: "+", -1: "-"}
+    parts = []
+    if monotone:
+        parts.append("monotone: " + ", ".join(f"{n} ({sign[s]})" for n, s in monotone.items()))
+    if linear_sign:
+        parts.append("linear terms signed: "
+                     + ", ".join(f"{n} ({sign[s]})" for n, s in linear_sign.items()))
+    return "; ".join(parts)
 
 
 def _confirmatory_term(est, row, names, n_rule_columns, common_fields):
@@ -519,6 +556,7 @@ def fitted_model(est, feature_names=None, *, precision=None, digits=4):
     intercept = np.atleast_1d(np.asarray(est.intercept_, dtype=np.float64)).copy()
     lam = getattr(est, "lambda_", None)
     offered = getattr(est, "linear_terms_", None)
+    monotone, linear_sign = _constraint_dicts(est, names)
     return FittedRuleModel(
         estimator=type(est).__name__,
         raw_scale=_raw_scale(est, labels),
@@ -533,4 +571,6 @@ def fitted_model(est, feature_names=None, *, precision=None, digits=4):
         stable_pool=bool(getattr(est, "_kept_pool", False)),
         linear_offered=0 if offered is None else len(offered),
         notes={"rows": short},
+        monotone=monotone,
+        linear_sign=linear_sign,
     )

@@ -47,6 +47,8 @@ class ExportPlan:
     # the kept linear terms: (output, feature, lower, upper, center, slope),
     # each adding slope * (min(max(x, lower), upper) - center), 0 if x is missing
     linear: list = None
+    # "monotone: income (-), age (+)": the fit's constraints ("" without any)
+    constraints: str = ""
 
 
 def _intercepts(ensemble, intercept, est):
@@ -66,6 +68,12 @@ def _intercepts(ensemble, intercept, est):
 def export_plan(model, coef=None, intercept=None, feature_names=None):
     """The rules to export (see :func:`rules_python`)."""
     est = model if is_estimator(model) else None
+    coef_given = coef
+    if est is not None and coef is None and getattr(est, "confirmatory_", None) is not None:
+        # an export without them would predict something else than the model
+        raise NotImplementedError(
+            "the model has confirmatory terms (confirmatory=): rules_python and rules_sql "
+            "do not export them yet; use rules_json, whose rows hold them")
     linear = _linear_terms(est) if est is not None and coef is None else []
     ensemble, coef, intercept, est_names = unpack(model, coef, intercept)
     if feature_names is None:
@@ -111,6 +119,11 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
                     "none of its one-hot labels",
     }.get(ensemble.source, "")
     used.update(f for _, f, *_ in linear)
+    constraints = ""
+    if est is not None and coef_given is None:
+        from firecy.rules._account import _constraint_dicts, _constraints_text
+
+        constraints = _constraints_text(*_constraint_dicts(est, names))
     return ExportPlan(
         source=ensemble.source, feature_names=names,
         intercepts=_intercepts(ensemble, intercept, est),
@@ -120,6 +133,7 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         tree_labels={t: block_label(ensemble, t) for t in set(trees.tolist())},
         n_trees=len(set(model_tree_of(ensemble, cols).tolist())),
         linear=linear,
+        constraints=constraints,
     )
 
 

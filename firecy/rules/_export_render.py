@@ -102,6 +102,8 @@ def _header(plan, lang):
     ]
     if plan.classes is not None:
         lines.append(_margin_meaning(plan.classes, lang))
+    if plan.constraints:
+        lines.append(f"Fitted under {plan.constraints} (over non-missing values).")
     cats = [plan.feature_names[f] for f in plan.used if _is_label_feature(plan, f)]
     if cats:
         lines.append("Categorical features, read by label: "

@@ -85,8 +85,10 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         (min(max(x, lower), upper) - center)``, 0 for a missing ``x``), the
         counts of the fitted model's account (``est.model_.counts()``:
         ``n_terms``, ``n_rules``, ``n_linear_terms``, ``n_trees``,
-        ``n_antecedents``; ``n_confirmatory`` with confirmatory terms), and
-        the ``metadata`` entries. A confirmatory term's row (``confirmatory``
+        ``n_antecedents``; ``n_confirmatory`` with confirmatory terms),
+        ``monotone`` and ``linear_sign`` (the account's constraints,
+        ``{feature name: +1 or -1}``, empty without any), and the
+        ``metadata`` entries. A confirmatory term's row (``confirmatory``
         True) has, for a rule, the ``conditions`` of its text (and
         ``leaf_value`` 1: it adds ``contribution`` where it holds), for a
         linear term ``linear`` as above.
@@ -133,7 +135,8 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         for k, v in list(r.items()):
             r[k] = json_value(v)
     # the counts every output prints: the fitted model's account
-    counts = fitted_model(est, feature_names).counts()
+    account = fitted_model(est, feature_names)
+    counts = account.counts()
     n_linear = counts["n_linear_terms"]
     from firecy._version import __version__
 
@@ -148,6 +151,10 @@ def rules_json(est, feature_names=None, X=None, *, exact=False, **metadata):
         else [n.strip(" ()") for n in note],
         "lambda": json_value(getattr(est, "lambda_", None)),
         **counts,
+        # {feature: +1 or -1}: the model is monotone in these (exactly, over
+        # non-missing values); linear terms signed without monotonicity
+        "monotone": dict(account.monotone),
+        "linear_sign": dict(account.linear_sign),
         "prediction": "intercept + sum of the contributions of the rules a row satisfies"
         + (" + sum over the linear terms of slope * (min(max(x, lower), upper) - center), "
            "0 for a missing x" if n_linear or any(
