@@ -152,13 +152,8 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         # by the mean over folds (benchmarks/risk_cards/RESULTS.md)
         return FIREClassifier(forest, rule_depth=(1, 2), rule_values="unit",
                               max_rules=self.max_rules, tol=1e-4, selection="budget",
-                              linear_terms=False, **self._constraints(),
+                              linear_terms=False, monotone=self.monotone,
                               random_state=self.random_state, n_jobs=self.n_jobs)
-
-    def _constraints(self):
-        # passed only when given: None (no constraint) is FIREClassifier's
-        # default too, where it means the model's own (extra trees have none)
-        return {} if self.monotone is None else {"monotone": self.monotone}
 
     def fit(self, X, y, sample_weight=None):
         """Fit the forest, select the rules and round them to the card.
