@@ -14,6 +14,10 @@ points on a scale :math:`\\alpha` (points per unit of log-odds):
     S = p_0 + \\sum_j p_j [x \\in \\text{rule } j].
 
 (the rounding below starts there and then moves points one at a time).
+No rounding flips a sign: each point :math:`p_j` has the sign of
+:math:`c_j` or is 0, so a rule that raises the model's risk never lowers the
+card's, and a card rounded from a model fitted with monotone constraints
+(``FIREClassifier(monotone=...)``) keeps them.
 
 The scale is searched on a grid such that every rule's points stay within
 ``max_points`` (each scale rounds :math:`\\alpha c`; the start is the floor or

@@ -63,6 +63,20 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         :func:`~firecy.risk.risk_card`.
     max_loss_increase : float, default=0.02
         The bound on the card's training log-loss over the rule model's.
+    monotone : dict, sequence, str or None, default=None
+        Features the card's risk must be monotone in, passed to
+        :class:`~firecy.FIREClassifier` (its forms: ``{feature name or
+        index: +1 or -1}``, a sequence of -1/0/+1 per feature, or
+        ``"(1,0,-1)"``). +1: the card's score (``decision_function``, so
+        also ``predict_proba``) is non-decreasing in the feature for every
+        value of the other features, exactly, over its non-missing values;
+        -1: non-increasing. A rule with only lower bounds on a constrained
+        feature (``x > t``, ``x >= t``) gets points of the constraint's sign
+        or none, one with only upper bounds the opposite sign or none, and a
+        rule with an interval on it is not offered: the rounding to integer
+        points keeps every rule's sign (a point has the sign of the rule's
+        contribution or is 0). None: no constraint (the extra trees have
+        none of their own).
     random_state : int, RandomState instance or None, default=None
         Seeds the forest (and FIRE's fit).
     n_jobs : int, default=None
@@ -100,12 +114,13 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, max_rules=10, max_points=5, n_estimators=200, *, prefer="auc",
-                 max_loss_increase=0.02, random_state=None, n_jobs=None):
+                 max_loss_increase=0.02, monotone=None, random_state=None, n_jobs=None):
         self.max_rules = max_rules
         self.max_points = max_points
         self.n_estimators = n_estimators
         self.prefer = prefer
         self.max_loss_increase = max_loss_increase
+        self.monotone = monotone
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -128,6 +143,8 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         # tol=1e-4: the points are integers (the same rules on 32 of 35
         # benchmark folds as 1e-6, a third less CPU; benchmarks/risk_cards);
         # rules only: a card gives points to rules, not to linear terms.
+        # monotone: FIRE's sign bounds on the rules; risk_card's rounding keeps
+        # every rule's sign, so the card is as monotone as the model.
         # rule_values="unit": every candidate is its 0/1 indicator, so that the
         # penalty charges every rule's effect on the log-odds alike (a forest's
         # leaf values, event rates, make low-risk groups' rules dearer); on the
@@ -135,7 +152,7 @@ class RiskCardClassifier(ClassifierMixin, BaseEstimator):
         # by the mean over folds (benchmarks/risk_cards/RESULTS.md)
         return FIREClassifier(forest, rule_depth=(1, 2), rule_values="unit",
                               max_rules=self.max_rules, tol=1e-4, selection="budget",
-                              linear_terms=False,
+                              linear_terms=False, monotone=self.monotone,
                               random_state=self.random_state, n_jobs=self.n_jobs)
 
     def fit(self, X, y, sample_weight=None):

@@ -77,7 +77,8 @@ def best_scale(score, ys, s, beta0=1.0, iters=30):
     return beta, loss
 
 
-def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200, floor=None):
+def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200, floor=None,
+                signs=None):
     """Greedy moves of one point on one rule (or the start) that lower the loss.
 
     Each round tries every move ``p_j +- 1`` (within ``[-max_points,
@@ -85,7 +86,10 @@ def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200, floor=Non
     one if it lowers the log-loss, and refits the scale (:func:`best_scale`).
     ``floor``: moves whose loss (at the current scale, or after the refit)
     would fall below it are not taken, and the moves stop when only such
-    moves lower the loss; ``None``: no floor.
+    moves lower the loss; ``None``: no floor.  ``signs`` (one per rule,
+    optional): rule ``j``'s points stay in ``[0, max_points]`` where
+    ``signs[j] > 0``, in ``[-max_points, 0]`` where ``signs[j] < 0`` and at 0
+    where it is 0 (``points`` must start there); ``None``: free.
 
     Returns
     -------
@@ -97,13 +101,22 @@ def local_moves(A, ys, s, points, p0, beta, max_points, max_moves=200, floor=Non
     total = s.sum()
     points = points.astype(np.float64).copy()
     k = points.shape[0]
+    upper = np.full(k, float(max_points))
+    lower = -upper
+    if signs is not None:
+        signs = np.sign(np.asarray(signs, dtype=np.float64))
+        upper[signs < 0] = 0.0
+        lower[signs > 0] = 0.0
+        upper[signs == 0] = lower[signs == 0] = 0.0
+        if np.any(points > upper) or np.any(points < lower):
+            raise ValueError("the starting points do not have the signs given")
     score = A @ points + p0
     loss = _loss(ys, beta * score, s, total)
     # the moves as columns: +1 / -1 on each rule, +1 / -1 on the start
     D = np.concatenate([A, -A, np.ones((A.shape[0], 2))], axis=1)
     D[:, -1] = -1.0
     for _ in range(max_moves):
-        allowed = np.concatenate([points < max_points, points > -max_points, [True, True]])
+        allowed = np.concatenate([points < upper, points > lower, [True, True]])
         cand = score[:, None] + D                       # (n, 2k + 2)
         losses = -(s @ log_expit(ys[:, None] * beta * cand)) / total
         losses[~allowed] = np.inf
@@ -143,6 +156,12 @@ def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, sat
     the unclipped grid alone.  ``floor``: the local moves' (see
     :func:`local_moves`).
 
+    No rounding flips a sign: every point has the sign of its contribution
+    ``c_j`` or is 0 (the grid rounds and clips ``alpha * c``; the local moves
+    keep ``signs=sign(c)``).  A rule that raises the model's risk never lowers
+    the card's, so a card rounded from a model fitted under monotone
+    constraints keeps them.
+
     Returns
     -------
     list of (loss, points, p0, alpha)
@@ -178,6 +197,7 @@ def round_points(A, c, c0, event, s, *, max_points, n_scales=24, n_polish=6, sat
                 continue
             done.add(key)
             beta, _ = best_scale(A @ pts + p0, ys, s, beta0=1.0 / alpha)
-            q, q0, beta, l3 = local_moves(A, ys, s, pts, p0, beta, max_points, floor=floor)
+            q, q0, beta, l3 = local_moves(A, ys, s, pts, p0, beta, max_points, floor=floor,
+                                          signs=c)
             polished.append((l3, q, float(q0), 1.0 / beta))
     return plain + clipped + polished
