@@ -432,14 +432,63 @@ def test_wrapped_lam_reaches_the_inner_penalties():
     assert group.inner.lam == group.inner.inner.lam == 0.03
 
 
-# with linear terms, no rule enters the path under group-L0 and the bounds
-# (BlockwisePenalty(GroupL0(SignConstrained(MCP)), SignConstrained(MCP)));
-# bounds on the rules alone let 2 in, free bounds 10: left to the solver side
-@pytest.mark.parametrize("linear_terms", [False, pytest.param(True, marks=pytest.mark.xfail(
-    strict=True, reason="group-L0 with linear terms under sign bounds keeps no rule"))])
-def test_monotone_with_group_l0(linear_terms):
-    fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=linear_terms,
+def test_monotone_with_group_l0():
+    fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=False,
                    fusion=0.0)
+    assert fire.n_rules_ > 0
+    assert _check_monotone(fire, X, MONO) >= -1e-12
+    _check_kept_terms(fire, MONO)
+
+
+def _bounded_least_squares(M, y, cols, lower, upper):
+    """min over the weights of ``cols`` (and an intercept) of the squared
+    loss / (2 n) under the bounds (scipy's bounded least squares)."""
+    from scipy.optimize import lsq_linear
+
+    A = np.column_stack([M[:, cols], np.ones(len(y))])
+    lo, hi = np.append(lower[cols], -np.inf), np.append(upper[cols], np.inf)
+    keep = ~((lo == 0) & (hi == 0))
+    res = lsq_linear(A[:, keep], y, bounds=(lo[keep], hi[keep]), tol=1e-12, max_iter=5000)
+    return 0.5 * np.mean((A[:, keep] @ res.x - y) ** 2)
+
+
+def test_monotone_with_group_l0_and_linear_terms(monkeypatch):
+    """With linear terms under the bounds, group_l0 = 0.01 keeps no rule, and
+    that is the optimum: all the trees together, unpenalised, lower the
+    bounded linear fit's squared loss by about 2e-4, less than the price of
+    one tree, so every fit with a rule costs more than the fit chosen (which
+    has none). Below that decrease (group_l0 = 1e-4) rules enter."""
+    import firecy.estimators._selection as selection
+
+    calls = []
+    path = selection.fire_path
+
+    def spy(design, y, penalty, **kwargs):
+        out = path(design, y, penalty, **kwargs)
+        calls.append((design, np.asarray(y, dtype=float), penalty, out))
+        return out
+
+    monkeypatch.setattr(selection, "fire_path", spy)
+    fire, X = _fit("regression", monotone=MONO, group_l0=0.01, linear_terms=True, fusion=0.0)
+    design, y, pen, full = next(c for c in calls if c[0].n_samples == len(X))
+    M = design.tocsc().toarray()
+    # the linear part's bounds cover the rule and the linear columns
+    lower, upper = pen.linear.lower, pen.linear.upper
+    n_rule_cols = int(design.block_ptr[pen.n_rule_blocks])
+    linear = np.arange(n_rule_cols, M.shape[1])
+    with_rules = _bounded_least_squares(M, y, np.arange(M.shape[1]), lower, upper)
+    without = _bounded_least_squares(M, y, linear, lower, upper)
+    assert 0 < without - with_rules < 1e-3
+    # any weights with a rule cost at least the loss with every rule plus
+    # one lam0: where the path's (rule-free) objective is below that, no
+    # rule can do better: everywhere but at the top (w = 0 there by definition)
+    certified = full.objectives < with_rules + 0.01
+    assert np.count_nonzero(~certified) <= 1, full.objectives
+    assert not np.any(full.coefs[certified][:, :n_rule_cols])
+    assert fire.n_rules_ == 0
+    assert _check_monotone(fire, X, MONO) >= -1e-12
+
+    fire, X = _fit("regression", monotone=MONO, group_l0=1e-4, linear_terms=True, fusion=0.0)
     assert fire.n_rules_ > 0
     assert _check_monotone(fire, X, MONO) >= -1e-12
     _check_kept_terms(fire, MONO)
