@@ -501,6 +501,22 @@ def test_monotone_with_group_l0_and_linear_terms(monkeypatch):
     _check_kept_terms(fire, MONO)
 
 
+def test_multiclass_group_l0_linear_terms_with_an_absent_class():
+    """A class without weight leaves the multinomial solve: the penalty
+    (BlockwisePenalty of group-L0 rules and linear terms, both bounded) is
+    restricted to the other classes' blocks, which are not a prefix of the
+    design; every bound must stay with its column (the fit was not monotone,
+    -1.06 on this grid, when the bounds stayed by number)."""
+    X, f, rng = _data()
+    y = _target("multiclass", f, rng)
+    weight = np.where(y == 0, 0.0, 1.0)
+    fire = _estimator("multiclass", monotone=MONO, group_l0=1e-3, linear_terms=True,
+                      fusion=0.0).fit(X, y, sample_weight=weight)
+    assert type(fire.penalty_).__name__ == "BlockwisePenalty"
+    assert _check_monotone(fire, X, MONO) >= -1e-12
+    _check_kept_terms(fire, MONO)
+
+
 def test_dask_fit_keeps_the_signed_weights():
     """On a sample, the all-rows refit is unconstrained: it is skipped, with a
     warning, and the fit stays monotone."""

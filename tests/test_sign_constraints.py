@@ -882,3 +882,49 @@ def test_group_l0_with_bounded_linear_part_reaches_the_enumeration(seed):
     assert res.objective >= best * (1 - 1e-6)
     assert res.objective <= best * (1 + 1e-6)
     assert 0 < used < 4, used      # lam0 binds: the enumeration decides something
+
+
+@pytest.mark.parametrize("part", ["SignConstrained", "PartSignConstrained"])
+def test_blockwise_restricted_to_blocks_keeps_each_bound_on_its_column(part):
+    """BlockwisePenalty(GroupL0(SignConstrained), SignConstrained) on a
+    sub-design of blocks that are not a prefix (the multinomial solve
+    without an absent class's blocks, firecy.solver._path.restricted): the
+    sub-solve is the full problem with the dropped blocks held at zero by
+    bounds (an independent statement of the same problem). With the
+    estimators' PartSignConstrained parts (which accept a design of fewer
+    columns than bounds) the bounds used to stay by number, not by column."""
+    from firecy.estimators._monotone import PartSignConstrained
+    from firecy.solver._design import BlockDesign
+
+    Part = SignConstrained if part == "SignConstrained" else PartSignConstrained
+    from firecy.solver._path import restricted
+
+    M, y, ptr, beta = tree_design(3, n=120, T=4, L=3)
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(M.shape[0], 2))
+    y = y + X @ np.array([1.5, -1.0])
+    M = np.column_stack([M, X])
+    R = M.shape[1]
+    lower, upper = wrong_sign_bounds(np.concatenate([beta, [-1.0, 1.0]]))
+    lower[-2:], upper[-2:] = [0.0, 0.0], [INF, INF]
+    block_ptr = np.concatenate([ptr, [R - 1, R]])
+    n_rules = int(ptr[-1])
+
+    def penalty(lo, hi):
+        return BlockwisePenalty(
+            GroupL0(Part(L1(0.02), lo[:n_rules], hi[:n_rules]), 0.01),
+            Part(L1(0.02), lo, hi), 4)
+
+    keep = np.array([1, 3, 4, 5])               # trees 1 and 3, both linear terms
+    design = BlockDesign.from_matrix(M, block_ptr)
+    sub, cols = design.subset_blocks(keep)
+    res = solve(sub, y, restricted(penalty(lower, upper), keep, cols), tol=1e-11,
+                max_iter=500_000)
+    held_lo, held_hi = lower.copy(), upper.copy()
+    dropped = np.setdiff1d(np.arange(R), cols)
+    held_lo[dropped] = held_hi[dropped] = 0.0
+    full = solve(M, y, penalty(held_lo, held_hi), block_ptr=block_ptr, tol=1e-11,
+                 max_iter=500_000)
+    assert_feasible(res.coef, lower[cols], upper[cols])
+    assert abs(res.objective - full.objective) <= 1e-9 * full.objective
+    np.testing.assert_allclose(res.coef, full.coef[cols], atol=1e-6)
