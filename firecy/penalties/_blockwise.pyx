@@ -287,6 +287,51 @@ cdef class BlockwisePenalty(Penalty):
                                 _restrict_fixed(self.fixed, blocks[is_fixed] - self.fixed_start),
                                 n_linear)
 
+    def restrict_to(self, blocks, columns):
+        """This penalty on the design of ``blocks`` only, whose columns are
+        ``columns`` of the full design (what ``BlockDesign.subset_blocks``
+        returns), renumbered from 0.
+
+        As :meth:`restrict_blocks`, and each part with per-column data of
+        its own (its ``restrict_to``: a sign constraint's bounds, indexed by
+        the design's column) restricted to its kept columns, so that every
+        bound stays with its column when the kept blocks are not a prefix
+        (:meth:`restrict_blocks` alone keeps the parts as they are: a bound
+        would then act on whichever column took its number). The linear
+        and fixed blocks are one column each (as the estimators build
+        them): the rules' columns are the kept columns before the last
+        ``#(kept blocks from n_rule_blocks on)``, the linear part's those
+        before the kept fixed blocks' columns.
+        """
+        blocks = np.asarray(blocks, dtype=np.intp)
+        columns = np.asarray(columns, dtype=np.intp)
+        out = self.restrict_blocks(blocks)
+        is_rule = blocks < self.n_rule_blocks
+        is_fixed = (blocks >= self.fixed_start) if self.fixed is not None \
+            else np.zeros(blocks.size, dtype=bool)
+        n_tail = int(np.count_nonzero(~is_rule))
+        if columns.size < n_tail:
+            raise ValueError(f"{columns.size} columns for {n_tail} linear / fixed blocks: "
+                             "each of those blocks is one column")
+        rules, linear = self.rules, self.linear
+        to = getattr(rules, "restrict_to", None)
+        if to is not None:
+            rules = to(blocks[is_rule], columns[:columns.size - n_tail])
+        to = getattr(linear, "restrict_to", None)
+        if to is not None:
+            n_fixed = int(np.count_nonzero(is_fixed))
+            linear = to(blocks[~is_fixed], columns[:columns.size - n_fixed])
+        if rules is self.rules and linear is self.linear:
+            return out
+        if out.fixed is None:
+            out = BlockwisePenalty(rules, linear, out.n_rule_blocks)
+        else:
+            out = BlockwisePenalty(rules, linear, out.n_rule_blocks, out.fixed,
+                                   out.n_linear_blocks)
+        # restrict_to of a part may rebuild it: its lam is the template's
+        out.lam = self.lam
+        return out
+
     def unpenalised_blocks(self, block_ptr):
         """The blocks no ``lam`` penalises: the rule penalty's among the rule
         blocks (an :class:`~firecy.penalties.Unpenalised` one: all of them),
