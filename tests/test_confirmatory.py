@@ -512,11 +512,6 @@ def test_what_does_not_take_confirmatory_terms_says_so(fitted):
 
     with pytest.raises(ValueError, match="confirmatory terms"):
         risk_card(clf, Xb, yb)
-    from firecy.rules import rules_python, rules_sql
-
-    for export in (rules_python, rules_sql):
-        with pytest.raises(NotImplementedError, match="do not export them yet"):
-            export(fire)
 
 
 def test_a_category_column_takes_a_rule_not_a_slope():
@@ -608,3 +603,46 @@ def test_dask_collections_refuse_confirmatory_terms():
     with pytest.raises(NotImplementedError, match="confirmatory= is not available for Dask"):
         FIRERegressor(confirmatory=CONF).fit(da.from_array(X, chunks=(50, 4)),
                                              da.from_array(y, chunks=(50,)))
+
+
+@pytest.mark.parametrize("kind", ["regression", "multiclass"])
+def test_exported_python_and_sql_predict_with_the_confirmatory_terms(kind):
+    """rules_python and rules_sql carry the confirmatory rule and linear term:
+    on fresh rows with missing values (and on the rule's threshold itself),
+    each output equals the model's raw prediction; the header counts them."""
+    import sqlite3
+
+    from firecy.rules import rules_python, rules_sql
+
+    names = ["x0", "x1", "x2", "x3"]
+    if kind == "regression":
+        X, y = _regression()
+        fire = FIRERegressor(_forest(), confirmatory=CONF, cv=3, random_state=0).fit(X, y)
+    else:
+        X, y = _multiclass()
+        fire = FIREClassifier(_forest("classification"), confirmatory=CONF, cv=3,
+                              random_state=0).fit(X, y)
+    Z, _ = _data(200, seed=5)
+    Z[:5, 1] = 0.5                       # on the rule's threshold
+    Z[5:10, 2] = 0.0
+    Z[10:20, 0] = np.nan                 # a missing linear feature: it adds 0
+    Z[20:30, 1] = np.nan                 # a missing rule feature: the rule does not hold
+    raw = (fire.predict(Z) if kind == "regression" else fire.decision_function(Z))
+    raw = np.asarray(raw, dtype=np.float64).reshape(len(Z), -1)
+    source = rules_python(fire, feature_names=names)
+    assert "plus 2 confirmatory terms" in source or "plus 6 confirmatory terms" in source
+    namespace = {}
+    exec(source, namespace)
+    py = np.asarray([namespace["predict"](dict(zip(names, map(float, row)))) for row in Z],
+                    dtype=np.float64).reshape(len(Z), -1)
+    np.testing.assert_allclose(py, raw, rtol=1e-12, atol=1e-12)
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE data (i INTEGER, " + ", ".join(f'"{n}" REAL' for n in names)
+                + ")")
+    con.executemany("INSERT INTO data VALUES (?" + ", ?" * len(names) + ")",
+                    [(i, *[None if np.isnan(v) else float(v) for v in row])
+                     for i, row in enumerate(Z)])
+    expr = rules_sql(fire, feature_names=names, alias="m", table="data")
+    sql = np.asarray(con.execute(f"SELECT {expr} FROM data ORDER BY i").fetchall(),
+                     dtype=np.float64)
+    np.testing.assert_allclose(sql, raw, rtol=1e-12, atol=1e-12)

@@ -49,6 +49,11 @@ class ExportPlan:
     linear: list = None
     # "monotone: income (-), age (+)": the fit's constraints ("" without any)
     constraints: str = ""
+    # the confirmatory rules (confirmatory=): (output, [tests], weight), each
+    # read in float64 as the user's text is; confirmatory linear terms are in
+    # ``linear``; n_confirmatory counts both
+    confirmatory: list = None
+    n_confirmatory: int = 0
 
 
 def _intercepts(ensemble, intercept, est):
@@ -69,12 +74,10 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
     """The rules to export (see :func:`rules_python`)."""
     est = model if is_estimator(model) else None
     coef_given = coef
-    if est is not None and coef is None and getattr(est, "confirmatory_", None) is not None:
-        # an export without them would predict something else than the model
-        raise NotImplementedError(
-            "the model has confirmatory terms (confirmatory=): rules_python and rules_sql "
-            "do not export them yet; use rules_json, whose rows hold them")
     linear = _linear_terms(est) if est is not None and coef is None else []
+    conf_rules, conf_linear, n_conf = (_confirmatory_terms(est) if est is not None
+                                       and coef is None else ([], [], 0))
+    linear = linear + conf_linear
     ensemble, coef, intercept, est_names = unpack(model, coef, intercept)
     if feature_names is None:
         feature_names = est_names
@@ -119,6 +122,7 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
                     "none of its one-hot labels",
     }.get(ensemble.source, "")
     used.update(f for _, f, *_ in linear)
+    used.update(t.feature for _, tests, _ in conf_rules for t in tests)
     constraints = ""
     if est is not None and coef_given is None:
         from firecy.rules._account import _constraint_dicts, _constraints_text
@@ -134,7 +138,45 @@ def export_plan(model, coef=None, intercept=None, feature_names=None):
         n_trees=len(set(model_tree_of(ensemble, cols).tolist())),
         linear=linear,
         constraints=constraints,
+        confirmatory=conf_rules,
+        n_confirmatory=n_conf,
     )
+
+
+def _confirmatory_terms(est):
+    """A fitted estimator's confirmatory terms (``confirmatory=``) as the plan
+    lists them: ``(rules, linear terms, count)``, a rule as ``(output, tests,
+    weight)`` with its conditions read in float64 (as the user's text is, by
+    :func:`~firecy.rules.evaluate_parsed`), a linear term as the plan's
+    linear terms are."""
+    from firecy.rules._export_tests import NumericTest
+
+    conf = getattr(est, "confirmatory_", None)
+    if conf is None:
+        return [], [], 0
+    W = np.asarray(est.confirmatory_coef_, dtype=np.float64)
+    W = W.reshape(1, -1) if W.ndim == 1 else W
+    rules, linear, count = [], [], 0
+    for q, kind in enumerate(conf.kinds):
+        for k in range(W.shape[0]):
+            w = float(W[k, q])
+            if w == 0.0:
+                continue
+            count += 1
+            if kind == "linear":
+                linear.append((k, int(conf.features[q][0]), float(conf.lower[q]),
+                               float(conf.upper[q]), float(conf.center[q]), w))
+                continue
+            tests = []
+            for c in conf.parsed[q]:
+                if c.op not in ("<", "<=", ">", ">=") or c.zero_missing:
+                    raise NotImplementedError(
+                        f"confirmatory rule {conf.texts[q]!r}: a set of categories or a "
+                        "zero-as-missing condition is not exported yet; rules_json holds "
+                        "the term")
+                tests.append(NumericTest(int(c.feature), c.op, float(c.value), bool(c.missing)))
+            rules.append((k, tests, w))
+    return rules, linear, count
 
 
 def _linear_terms(est):

@@ -90,10 +90,13 @@ def _header(plan, lang):
     n_linear = len(plan.linear or [])
     from firecy._version import __version__
 
+    n_conf = plan.n_confirmatory
     lines = [
         f"Rules extracted by firecy {__version__} from a {plan.source} model: "
         f"{n_rules} rules from {n_trees} trees"
-        + (f" and {n_linear} linear terms." if n_linear else "."),
+        + (f" and {n_linear - n_conf} linear terms" if n_linear - n_conf else "")
+        + (f", plus {n_conf} confirmatory terms (confirmatory=: kept whatever lambda, "
+           "their conditions compared in float64 as written)" if n_conf else "") + ".",
         "prediction = intercept + the contribution of every rule the row satisfies "
         + ("+ every linear term, slope * (min(max(x, lower), upper) - center), 0 for a "
            "missing x " if n_linear else "")
@@ -162,6 +165,11 @@ def render_python(plan, name):
             cond = " and ".join(_py_test(test) for test in tests) or "True"
             out.append(f"    {'if' if i == 0 else 'elif'} {cond}:")
             out.append(f"        {target} += {_py_float(contribution)}")
+    for i, (k, tests, weight) in enumerate(plan.confirmatory or []):
+        target = "out" if K == 1 else f"out[{k}]"
+        out.append(f"    # confirmatory rule {i + 1}" + ("" if K == 1 else f", output {k}"))
+        out.append(f"    if {' and '.join(_py_test(test) for test in tests)}:")
+        out.append(f"        {target} += {_py_float(weight)}")
     for k, f, lo, hi, center, slope in plan.linear or []:
         target = "out" if K == 1 else f"out[{k}]"
         out.append(f"    # linear term (x clipped to [lower, upper], minus center)"
@@ -256,6 +264,13 @@ def render_sql(plan, columns=None, alias=None, table=None):
                     for test in tests) or _TRUE
                 whens.append(f"WHEN {cond} THEN {_sql_float(contribution)}")
             terms.append(f"CASE {' '.join(whens)} ELSE 0.0 END  /* {plan.tree_labels[t]} */")
+        for i, (kk, tests, weight) in enumerate(plan.confirmatory or []):
+            if kk != k:
+                continue
+            cond = " AND ".join(_sql_test(test, columns[plan.feature_names[test.feature]])
+                                for test in tests)
+            terms.append(f"CASE WHEN {cond} THEN {_sql_float(weight)} ELSE 0.0 END  "
+                         f"/* confirmatory rule {i + 1} */")
         for kk, f, lo, hi, center, slope in plan.linear or []:
             if kk != k:
                 continue
